@@ -1,0 +1,76 @@
+#ifndef QRITA_DETAIL_KEYS_HPP
+#define QRITA_DETAIL_KEYS_HPP
+
+// Order keys and fixed-point probability weights: the two number systems in
+// which every qrita decision is made.
+//
+// * A key is a 32-bit unsigned integer whose order is the order of the
+//   definition (descending value; NaN counts as -inf; -0.0 equals +0.0).
+//   Searching over keys instead of float values makes every pivot exact and
+//   bounds the search: the key range halves twice per quaternary pass, so a
+//   search ends after at most 17 passes on any input.
+// * A weight is exp(z - ref) scaled by 2^F and truncated to a 64-bit integer.
+//   Sums of weights are integer sums: exact and independent of the order in
+//   which threads add them, so a row's top-p answer never depends on the
+//   team size, the batch it sits in or the backend's reduction tree.
+
+#include <qrita/detail/compat.hpp>
+
+#include <cstdint>
+
+namespace qrita {
+namespace detail {
+
+using key_type    = std::uint32_t;
+using weight_type = std::uint64_t;
+
+// Key of -inf; NaN maps here as well. Every key above it is a candidate.
+constexpr key_type neg_inf_key     = 0x007FFFFFu;
+constexpr std::uint32_t neg_inf_bits = 0xFF800000u;
+constexpr key_type no_key          = 0xFFFFFFFFu;  // above every real key
+
+KOKKOS_INLINE_FUNCTION key_type order_key(float x) {
+  std::uint32_t b = float_as_bits(x);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return neg_inf_key;  // NaN
+  if (b == 0x80000000u) b = 0u;                             // -0.0 -> +0.0
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+// Inverse of order_key on canonical keys (those order_key can return).
+KOKKOS_INLINE_FUNCTION float key_value(key_type k) {
+  return bits_as_float((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k);
+}
+
+KOKKOS_INLINE_FUNCTION bool is_candidate(key_type k) { return k > neg_inf_key; }
+
+// Finite in the arithmetic sense (neither inf nor NaN).
+KOKKOS_INLINE_FUNCTION bool is_finite_value(float x) {
+  return (float_as_bits(x) & 0x7F800000u) != 0x7F800000u;
+}
+
+// Number of fraction bits of a weight for rows of length V: the largest F
+// with V * 2^F < 2^62, capped at 50 (a float's 24-bit mantissa needs no
+// more). A sum of V weights then never overflows, and each weight is off by
+// less than 2^-F of the row maximum's weight, so a row's mass is exact to
+// V * 2^-F (3e-8 at V = 262208).
+inline int weight_fraction_bits(std::int64_t V) {
+  int log2_ceil = 0;
+  while ((std::int64_t{1} << log2_ceil) < V) ++log2_ceil;
+  int F = 62 - log2_ceil;
+  return F > 50 ? 50 : F;
+}
+
+// Weight of value z relative to ref (ref >= z for every z it is used on).
+// The scale is a power of two, so exp(z - ref) * scale is exact in float.
+// z == ref gets the full scale, which also gives +inf entries of a row whose
+// maximum is +inf their limit weight (and every finite entry weight 0).
+KOKKOS_INLINE_FUNCTION weight_type fixed_weight(float z, float ref,
+                                                float scale) {
+  if (!(z < ref)) return static_cast<weight_type>(scale);
+  return static_cast<weight_type>(exp_f(z - ref) * scale);
+}
+
+}  // namespace detail
+}  // namespace qrita
+
+#endif  // QRITA_DETAIL_KEYS_HPP

@@ -1,0 +1,50 @@
+#ifndef QRITA_DETAIL_RESOLVE_TIES_HPP
+#define QRITA_DETAIL_RESOLVE_TIES_HPP
+
+// Stage 3, duplicate handling and the in-place mask (paper section 3.3,
+// Algorithm 3).
+//
+// Keys above the boundary K are kept. Of the entries equal to K, the first
+// `keep` in index order are kept: a scan over the row numbers them in order
+// of appearance. When the whole group is kept, which is the common case on
+// real logits, no scan is needed and the pass is a plain masked write.
+
+#include <qrita/detail/keys.hpp>
+
+namespace qrita {
+namespace detail {
+
+// Writes -inf over every entry of `row` not kept. Kept entries and entries
+// already -inf are not written (so they stay bitwise as they were).
+// `group_in_row` is how many entries of the row have key K.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, float* row,
+                                       int vocab, key_type K,
+                                       std::uint32_t keep,
+                                       std::uint32_t group_in_row) {
+  const float neg_inf = bits_as_float(neg_inf_bits);
+  if (keep >= group_in_row) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, vocab), [&](int i) {
+      const float z = row[i];
+      if (order_key(z) < K && float_as_bits(z) != neg_inf_bits) row[i] = neg_inf;
+    });
+  } else {
+    Kokkos::parallel_scan(
+        Kokkos::TeamThreadRange(team, vocab),
+        [&](int i, std::uint32_t& rank, bool final) {
+          const float z      = row[i];
+          const key_type key = order_key(z);
+          const bool tie     = key == K;
+          if (final) {
+            const bool kept = key > K || (tie && rank < keep);
+            if (!kept && float_as_bits(z) != neg_inf_bits) row[i] = neg_inf;
+          }
+          if (tie) rank += 1;
+        });
+  }
+}
+
+}  // namespace detail
+}  // namespace qrita
+
+#endif  // QRITA_DETAIL_RESOLVE_TIES_HPP

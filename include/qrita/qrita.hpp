@@ -1,0 +1,16 @@
+#ifndef QRITA_QRITA_HPP
+#define QRITA_QRITA_HPP
+
+// The umbrella header: everything a user of qrita needs.
+//
+//   #include <qrita/qrita.hpp>
+//   qrita::sample_mask(space, logits, k, p);
+//
+// The host reference implementation (qrita/oracle.hpp) is separate: it does
+// not need Kokkos and is only for tests and spot checks.
+
+#include <qrita/options.hpp>
+#include <qrita/sample_mask.hpp>
+#include <qrita/version.hpp>
+
+#endif  // QRITA_QRITA_HPP
