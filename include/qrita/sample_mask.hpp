@@ -135,7 +135,7 @@ void launch(ExecutionSpace const& space, float* logits, std::int64_t batch,
   prm.capacity = capacity;
 
   const int team_max =
-      probe.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes(capacity)))
+      probe.set_scratch_size(0, Kokkos::PerTeam(int(Kernel::scratch_bytes(capacity))))
           .team_size_max(kernel, Kokkos::ParallelForTag());
   int team_size = opts.team_size > 0 ? opts.team_size : Defaults::team_size;
   if (opts.team_size > team_max)
@@ -151,7 +151,7 @@ void launch(ExecutionSpace const& space, float* logits, std::int64_t batch,
   if (league > batch) league = batch;
 
   typename Kernel::policy_type policy(space, int(league), team_size);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes(capacity)));
+  policy.set_scratch_size(0, Kokkos::PerTeam(int(Kernel::scratch_bytes(capacity))));
   Kokkos::parallel_for("qrita::sample_mask", policy, kernel);
 }
 

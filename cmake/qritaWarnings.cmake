@@ -1,0 +1,17 @@
+# Warning flags for qrita's own targets (never exported to users).
+add_library(qrita_warnings INTERFACE)
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(qrita_warnings INTERFACE -Wall -Wextra -Wshadow -Wconversion
+    -Wno-sign-conversion -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+    -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion)
+  if(QRITA_WERROR)
+    target_compile_options(qrita_warnings INTERFACE -Werror)
+  endif()
+endif()
+
+# Sanitizers for the whole build (tests, CLI), e.g. "address;undefined".
+if(QRITA_SANITIZE)
+  string(REPLACE ";" "," _qrita_san "${QRITA_SANITIZE}")
+  add_compile_options(-fsanitize=${_qrita_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${_qrita_san})
+endif()

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Installs what qrita needs on Debian 12 (bookworm) and builds Kokkos.
+#
+#   scripts/install-deps.sh [--backend openmp|serial] [--deps-dir DIR]
+#
+# 1. Debian packages: a C++ compiler, CMake, Ninja, GoogleTest, Google
+#    Benchmark, fmt (only those missing are installed).
+# 2. Kokkos 3.4.01 and Kokkos Kernels 3.4.01 from Debian's `trilinos` source
+#    package (Debian's binary Kokkos package is unusable: Serial only, C++14,
+#    broken CMake config). Only packages/kokkos and packages/kokkos-kernels
+#    are extracted from the 165 MB tarball.
+# 3. Builds and installs both into DIR/kokkos-<backend> (default DIR:
+#    build/deps in the repository), the prefix the CMake presets use.
+#
+# Idempotent: each step is skipped when its result is already there, so a
+# second run takes about a second. Set QRITA_DEPS_FORCE=1 to rebuild Kokkos.
+set -euo pipefail
+
+backend=openmp
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+deps_dir=${QRITA_DEPS_DIR:-$repo/build/deps}
+kokkos_version=3.4.01
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --backend) backend=$2; shift 2 ;;
+    --backend=*) backend=${1#*=}; shift ;;
+    --deps-dir) deps_dir=$2; shift 2 ;;
+    --deps-dir=*) deps_dir=${1#*=}; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "install-deps: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+case "$backend" in
+  openmp) kokkos_backend_flags=(-DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON) ;;
+  serial) kokkos_backend_flags=(-DKokkos_ENABLE_SERIAL=ON) ;;
+  *) echo "install-deps: backend '$backend' is not supported by this script (openmp, serial)" >&2; exit 2 ;;
+esac
+
+say() { printf '[qrita deps] %s\n' "$*"; }
+jobs=$(nproc 2>/dev/null || echo 2)
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: not root and no sudo to install packages" >&2; exit 1; }
+  sudo_cmd=(sudo)
+fi
+
+# --- 1. Debian packages -----------------------------------------------------
+packages=(g++ cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev ca-certificates)
+missing=()
+for pkg in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+apt_updated=0
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing Debian packages: ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  apt_updated=1
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  say "Debian packages: all present"
+fi
+
+# --- 2. Kokkos sources from Debian's trilinos source package ---------------
+src_dir=$deps_dir/src
+kokkos_src=$src_dir/kokkos-$kokkos_version
+kernels_src=$src_dir/kokkos-kernels-$kokkos_version
+if [ -f "$kokkos_src/CMakeLists.txt" ] && [ -f "$kernels_src/CMakeLists.txt" ]; then
+  say "Kokkos sources: present in $src_dir"
+else
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+  if ! grep -rqsE '^(deb-src |Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    say "adding a deb-src entry for Debian $codename main (needed for 'apt-get source')"
+    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$codename" | "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/qrita-deb-src.sources >/dev/null
+    apt_updated=0
+  fi
+  if [ $apt_updated -eq 0 ]; then
+    say "apt-get update"
+    "${sudo_cmd[@]}" apt-get update -qq
+  fi
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  say "downloading Debian's trilinos source package (about 165 MB)"
+  (cd "$tmp" && apt-get source --download-only trilinos >/dev/null 2>&1) || {
+    echo "install-deps: 'apt-get source --download-only trilinos' failed" >&2; exit 1; }
+  tarball=$(ls "$tmp"/trilinos_*.orig.tar.* | head -n1)
+  say "extracting packages/kokkos and packages/kokkos-kernels from $(basename "$tarball")"
+  top=$( (tar -tf "$tarball" 2>/dev/null || true) | head -n1 | cut -d/ -f1)
+  tar -xf "$tarball" -C "$tmp" "$top/packages/kokkos" "$top/packages/kokkos-kernels"
+  grep -q "Kokkos_VERSION_MINOR 4" "$tmp/$top/packages/kokkos/CMakeLists.txt" || {
+    echo "install-deps: the trilinos package does not carry Kokkos $kokkos_version" >&2; exit 1; }
+  mkdir -p "$src_dir"
+  rm -rf "$kokkos_src" "$kernels_src"
+  mv "$tmp/$top/packages/kokkos" "$kokkos_src"
+  mv "$tmp/$top/packages/kokkos-kernels" "$kernels_src"
+fi
+
+# --- 3. Build and install Kokkos + Kokkos Kernels ---------------------------
+prefix=$deps_dir/kokkos-$backend
+stamp=$prefix/.qrita-stamp
+want="kokkos=$kokkos_version backend=$backend cxx=$(command -v g++)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -z "${QRITA_DEPS_FORCE:-}" ]; then
+  say "Kokkos $kokkos_version ($backend): installed in $prefix"
+else
+  say "building Kokkos $kokkos_version ($backend, C++17) into $prefix"
+  rm -rf "$deps_dir/build-kokkos-$backend" "$deps_dir/build-kernels-$backend" "$prefix"
+  cmake -S "$kokkos_src" -B "$deps_dir/build-kokkos-$backend" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
+    -DCMAKE_INSTALL_PREFIX="$prefix" "${kokkos_backend_flags[@]}" >/dev/null
+  cmake --build "$deps_dir/build-kokkos-$backend" -j "$jobs" >/dev/null
+  cmake --install "$deps_dir/build-kokkos-$backend" >/dev/null
+
+  say "building Kokkos Kernels $kokkos_version (headers and library, no explicit instantiations)"
+  cmake -S "$kernels_src" -B "$deps_dir/build-kernels-$backend" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
+    -DKokkos_ROOT="$prefix" -DCMAKE_INSTALL_PREFIX="$prefix" \
+    -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF \
+    -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF \
+    -DKokkosKernels_INST_ORDINAL_INT=OFF -DKokkosKernels_INST_OFFSET_INT=OFF \
+    -DKokkosKernels_INST_OFFSET_SIZE_T=OFF -DKokkosKernels_ENABLE_TESTS=OFF >/dev/null
+  cmake --build "$deps_dir/build-kernels-$backend" -j "$jobs" >/dev/null
+  cmake --install "$deps_dir/build-kernels-$backend" >/dev/null
+  rm -rf "$deps_dir/build-kokkos-$backend" "$deps_dir/build-kernels-$backend"
+  echo "$want" > "$stamp"
+fi
+say "done: configure qrita with -DKokkos_ROOT=$prefix (the '$backend' CMake preset does)"

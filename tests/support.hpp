@@ -1,0 +1,261 @@
+#ifndef QRITA_TESTS_SUPPORT_HPP
+#define QRITA_TESTS_SUPPORT_HPP
+
+// Test support: the list of enabled backends, a host-side batch, a runner
+// that masks it on any backend, and the checker that compares a masked row
+// with the oracle by the rule of SEMANTICS.md:
+//   * kept entries are bitwise unchanged, every other entry is -inf, no NaN
+//     is written, rows the definition leaves alone are bitwise unchanged;
+//   * without top-p the kept set equals the oracle's exactly;
+//   * with top-p the kept set is a prefix of the oracle's order whose fp64
+//     mass is >= p - 1e-6 and whose mass without its last entry is
+//     < p + 1e-6 (the only freedom rounding leaves).
+
+#include <qrita/oracle.hpp>
+#include <qrita/qrita.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace qtest {
+
+// --- backends ---------------------------------------------------------------
+
+template <class Tuple>
+struct to_types;
+template <class... T>
+struct to_types<std::tuple<T...>> {
+  using type = ::testing::Types<T...>;
+};
+
+using BackendTuple = decltype(std::tuple_cat(
+#if defined(KOKKOS_ENABLE_SERIAL)
+    std::declval<std::tuple<Kokkos::Serial>>(),
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    std::declval<std::tuple<Kokkos::OpenMP>>(),
+#endif
+#if defined(KOKKOS_ENABLE_THREADS)
+    std::declval<std::tuple<Kokkos::Threads>>(),
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+    std::declval<std::tuple<Kokkos::Cuda>>(),
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+#if KOKKOS_VERSION >= 40000
+    std::declval<std::tuple<Kokkos::HIP>>(),
+#else
+    std::declval<std::tuple<Kokkos::Experimental::HIP>>(),
+#endif
+#endif
+    std::declval<std::tuple<>>()));
+
+using Backends = to_types<BackendTuple>::type;
+
+struct BackendName {
+  template <class Exec>
+  static std::string GetName(int) {
+    return Exec::name();
+  }
+};
+
+constexpr float inf = std::numeric_limits<float>::infinity();
+inline float nan_value() { return std::numeric_limits<float>::quiet_NaN(); }
+
+inline std::uint32_t bits(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+// --- a batch on the host ------------------------------------------------------
+
+enum class Filters { both, k_only, p_only };
+
+struct Batch {
+  std::int64_t batch  = 0;
+  std::int64_t vocab  = 0;
+  std::int64_t stride = 0;  // >= vocab; entries past vocab are padding
+  std::vector<float> logits;
+  std::vector<int> k;
+  std::vector<float> p;
+
+  Batch() = default;
+  Batch(std::int64_t b, std::int64_t v, std::int64_t s = 0)
+      : batch(b), vocab(v), stride(s > 0 ? s : v),
+        logits(std::size_t(b * (s > 0 ? s : v)), 0.0f),
+        k(std::size_t(b), 0), p(std::size_t(b), 1.0f) {}
+
+  float* row(std::int64_t b) { return logits.data() + b * stride; }
+  const float* row(std::int64_t b) const { return logits.data() + b * stride; }
+};
+
+struct Result {
+  std::vector<float> logits;
+  std::vector<qrita::RowStats> stats;
+};
+
+// Masks a copy of `in` on backend Exec and returns it with the row stats.
+template <class Exec>
+Result run(Batch const& in, qrita::Options const& opts = {},
+           Filters filters = Filters::both) {
+  using mem = typename Exec::memory_space;
+  Kokkos::View<float**, Kokkos::LayoutRight, mem> full(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "logits"),
+      std::size_t(in.batch), std::size_t(in.stride));
+  auto logits = Kokkos::subview(full, Kokkos::ALL,
+                                std::make_pair(std::size_t(0), std::size_t(in.vocab)));
+  Kokkos::View<int*, mem> k("k", std::size_t(in.batch));
+  Kokkos::View<float*, mem> p("p", std::size_t(in.batch));
+  Kokkos::View<qrita::RowStats*, mem> stats("stats", std::size_t(in.batch));
+
+  auto full_h = Kokkos::create_mirror_view(full);
+  auto k_h    = Kokkos::create_mirror_view(k);
+  auto p_h    = Kokkos::create_mirror_view(p);
+  if (!in.logits.empty())
+    std::memcpy(full_h.data(), in.logits.data(), in.logits.size() * sizeof(float));
+  for (std::int64_t b = 0; b < in.batch; ++b) {
+    k_h(b) = in.k[b];
+    p_h(b) = in.p[b];
+  }
+  Kokkos::deep_copy(full, full_h);
+  Kokkos::deep_copy(k, k_h);
+  Kokkos::deep_copy(p, p_h);
+
+  Exec space;
+  switch (filters) {
+    case Filters::both:
+      qrita::sample_mask(space, logits, k, p, opts, stats);
+      break;
+    case Filters::k_only:
+      qrita::sample_mask(space, logits, k, opts);
+      break;
+    case Filters::p_only:
+      qrita::sample_mask(space, logits, p, opts);
+      break;
+  }
+  space.fence();
+
+  Result out;
+  Kokkos::deep_copy(full_h, full);
+  out.logits.assign(full_h.data(), full_h.data() + in.logits.size());
+  if (filters == Filters::both) {
+    auto stats_h = Kokkos::create_mirror_view(stats);
+    Kokkos::deep_copy(stats_h, stats);
+    out.stats.assign(stats_h.data(), stats_h.data() + in.batch);
+  }
+  return out;
+}
+
+// --- the checker ------------------------------------------------------------
+
+// Checks one masked row against the oracle (see the top of this file).
+inline ::testing::AssertionResult check_row(const float* in, const float* out,
+                                            std::int64_t vocab, int k, float p) {
+  const qrita::oracle::RowResult ref = qrita::oracle::evaluate(in, vocab, k, p);
+  auto fail = [&](std::string const& what) {
+    return ::testing::AssertionFailure()
+           << what << " (vocab " << vocab << ", k " << k << ", p " << p << ")";
+  };
+  if (ref.untouched) {
+    for (std::int64_t i = 0; i < vocab; ++i)
+      if (bits(in[i]) != bits(out[i]))
+        return fail("row must be left as it is, but entry " + std::to_string(i) +
+                    " changed from " + std::to_string(in[i]) + " to " +
+                    std::to_string(out[i]));
+    return ::testing::AssertionSuccess();
+  }
+
+  std::vector<std::int64_t> position(std::size_t(vocab), -1);
+  for (std::size_t j = 0; j < ref.order.size(); ++j) position[ref.order[j]] = std::int64_t(j);
+
+  std::int64_t kept = 0, last_kept_pos = -1;
+  for (std::int64_t i = 0; i < vocab; ++i) {
+    const bool candidate = qrita::oracle::is_candidate(in[i]);
+    if (candidate && bits(out[i]) == bits(in[i])) {
+      ++kept;
+      last_kept_pos = std::max(last_kept_pos, position[i]);
+    } else if (bits(out[i]) != bits(-inf)) {
+      return fail("entry " + std::to_string(i) + " was " + std::to_string(in[i]) +
+                  " and became " + std::to_string(out[i]) + ": neither kept nor -inf");
+    }
+  }
+
+  if (!ref.topp_active) {
+    if (kept != ref.kept)
+      return fail("kept " + std::to_string(kept) + " entries, the definition keeps " +
+                  std::to_string(ref.kept));
+    // Same size and every kept entry within the first ref.kept of the order:
+    // the sets are equal.
+    if (last_kept_pos >= ref.kept)
+      return fail("kept entry at order position " + std::to_string(last_kept_pos) +
+                  ", beyond the first " + std::to_string(ref.kept));
+    return ::testing::AssertionSuccess();
+  }
+
+  // Top-p: a prefix of the order, within the rounding allowance.
+  if (kept < 1) return fail("top-p kept nothing");
+  if (last_kept_pos != kept - 1)
+    return fail("kept set of " + std::to_string(kept) +
+                " is not a prefix of the order (an entry at position " +
+                std::to_string(last_kept_pos) + " is kept)");
+  if (kept > ref.topk_count)
+    return fail("kept " + std::to_string(kept) + " entries, more than top-k's " +
+                std::to_string(ref.topk_count));
+  double mass = 0.0;
+  for (std::int64_t j = 0; j < kept - 1; ++j) mass += ref.prob[j];
+  const double without_last = mass;
+  mass += ref.prob[kept - 1];
+  if (!(mass >= double(p) - 1e-6))
+    return fail("kept mass " + std::to_string(mass) + " is below p (oracle keeps " +
+                std::to_string(ref.kept) + ", device " + std::to_string(kept) + ")");
+  if (!(without_last < double(p) + 1e-6))
+    return fail("mass without the last kept entry is " + std::to_string(without_last) +
+                ", already >= p: not the shortest prefix (oracle keeps " +
+                std::to_string(ref.kept) + ", device " + std::to_string(kept) + ")");
+  return ::testing::AssertionSuccess();
+}
+
+// k and p as the kernel saw them for a call with the given filters.
+inline int k_of(Batch const& b, std::int64_t r, Filters f) {
+  return f == Filters::p_only ? 0 : b.k[r];
+}
+inline float p_of(Batch const& b, std::int64_t r, Filters f) {
+  return f == Filters::k_only ? 1.0f : b.p[r];
+}
+
+// Checks every row of a result, and that padding was not touched.
+inline ::testing::AssertionResult check_batch(Batch const& in, Result const& out,
+                                              Filters f = Filters::both) {
+  for (std::int64_t r = 0; r < in.batch; ++r) {
+    auto ok = check_row(in.row(r), out.logits.data() + r * in.stride, in.vocab,
+                        k_of(in, r, f), p_of(in, r, f));
+    if (!ok) return ok << " in row " << r << " of " << in.batch;
+    for (std::int64_t i = in.vocab; i < in.stride; ++i)
+      if (bits(in.row(r)[i]) != bits(out.logits[std::size_t(r * in.stride + i)]))
+        return ::testing::AssertionFailure()
+               << "padding entry " << i << " of row " << r << " was written";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// The kept indices of a masked row (entries left unchanged and above -inf).
+inline std::vector<std::int64_t> kept_indices(const float* in, const float* out,
+                                              std::int64_t vocab) {
+  std::vector<std::int64_t> idx;
+  for (std::int64_t i = 0; i < vocab; ++i)
+    if (qrita::oracle::is_candidate(in[i]) && bits(in[i]) == bits(out[i])) idx.push_back(i);
+  return idx;
+}
+
+}  // namespace qtest
+
+#endif  // QRITA_TESTS_SUPPORT_HPP

@@ -1,0 +1,136 @@
+// Determinism (SEMANTICS.md, definition 5 and case 20): a row's output is
+// bitwise the same alone, at any position of a large batch, with any
+// neighbours, with any team size or league, on every run, and on every
+// backend.
+
+#include "support.hpp"
+#include "synthetic.hpp"
+
+#include <random>
+
+namespace {
+
+using qtest::Batch;
+using qtest::Result;
+
+template <class Exec>
+class Determinism : public ::testing::Test {};
+TYPED_TEST_SUITE(Determinism, qtest::Backends, qtest::BackendName);
+
+constexpr std::int64_t vocab = 20000;
+
+// Rows chosen to exercise every path: ties cut by k and by p, top-p alone
+// and after top-k, truncation misses.
+Batch probes() {
+  using qrita::synthetic::Shape;
+  const Shape shapes[] = {Shape::lm, Shape::ties, Shape::spread, Shape::peaked,
+                          Shape::sparse, Shape::flat, Shape::ties, Shape::lm};
+  const int ks[]       = {50, 37, 0, 10, 1000, 5, 0, 0};
+  const float ps[]     = {0.9f, 1.0f, 0.7f, 0.95f, 0.8f, 0.5f, 0.93f, 0.999f};
+  Batch b(8, vocab);
+  std::mt19937_64 rng(5);
+  for (std::int64_t r = 0; r < 8; ++r) {
+    qrita::synthetic::fill_row(b.row(r), vocab, shapes[r], rng);
+    b.k[r] = ks[r];
+    b.p[r] = ps[r];
+  }
+  return b;
+}
+
+// `count` random neighbours with the probes at the given positions.
+Batch embed(Batch const& probe, std::int64_t count, std::vector<std::int64_t> const& at,
+            std::uint64_t seed) {
+  Batch b(count, vocab);
+  std::mt19937_64 rng(seed);
+  for (std::int64_t r = 0; r < count; ++r) {
+    qrita::synthetic::fill_row(b.row(r), vocab, qrita::synthetic::Shape::lm, rng);
+    b.k[r] = int(rng() % 200);
+    b.p[r] = 0.5f + float(rng() % 60) / 100.0f;
+  }
+  for (std::size_t j = 0; j < at.size(); ++j) {
+    std::copy(probe.row(std::int64_t(j)), probe.row(std::int64_t(j)) + vocab, b.row(at[j]));
+    b.k[at[j]] = probe.k[j];
+    b.p[at[j]] = probe.p[j];
+  }
+  return b;
+}
+
+std::vector<float> row_of(Result const& r, std::int64_t row) {
+  return std::vector<float>(r.logits.begin() + row * vocab,
+                            r.logits.begin() + (row + 1) * vocab);
+}
+
+TYPED_TEST(Determinism, SameRowSameOutputAnywhere) {
+  const Batch probe = probes();
+  std::vector<std::vector<float>> alone;
+  for (std::int64_t j = 0; j < probe.batch; ++j) {
+    Batch one(1, vocab);
+    std::copy(probe.row(j), probe.row(j) + vocab, one.row(0));
+    one.k[0] = probe.k[j];
+    one.p[0] = probe.p[j];
+    alone.push_back(qtest::run<TypeParam>(one).logits);
+  }
+  // The probes together, three times: bitwise the same each run.
+  const Result together = qtest::run<TypeParam>(probe);
+  for (int rerun = 0; rerun < 2; ++rerun)
+    EXPECT_EQ(qtest::run<TypeParam>(probe).logits, together.logits);
+  EXPECT_TRUE(qtest::check_batch(probe, together));
+
+  const std::vector<std::int64_t> at_a = {0, 1, 300, 301, 500, 700, 987, 988};
+  const std::vector<std::int64_t> at_b = {988, 3, 400, 2, 650, 17, 1, 0};
+  const Batch big_a = embed(probe, 989, at_a, 1);
+  const Batch big_b = embed(probe, 989, at_b, 2);
+  qrita::Options wide;  // the widest team and a different league
+  wide.team_size = int(Kokkos::TeamPolicy<TypeParam>(TypeParam(), 1, 1)
+                           .team_size_max(qrita::detail::MaskKernel<TypeParam>{},
+                                          Kokkos::ParallelForTag()));
+  wide.max_teams = 3;
+  const Result in_a = qtest::run<TypeParam>(big_a);
+  const Result in_b = qtest::run<TypeParam>(big_b, wide);
+  for (std::int64_t j = 0; j < probe.batch; ++j) {
+    EXPECT_EQ(row_of(together, j), alone[std::size_t(j)]) << "probe " << j;
+    EXPECT_EQ(row_of(in_a, at_a[std::size_t(j)]), alone[std::size_t(j)]) << "probe " << j;
+    EXPECT_EQ(row_of(in_b, at_b[std::size_t(j)]), alone[std::size_t(j)])
+        << "probe " << j << " (team size " << wide.team_size << ")";
+  }
+}
+
+// Case 20: the same kept set on every enabled backend.
+template <class... Exec>
+std::vector<Result> run_everywhere(std::tuple<Exec...>*, Batch const& b) {
+  return {qtest::run<Exec>(b)...};
+}
+
+TEST(AcrossBackends, Case20_SameKeptSetOnEveryBackend) {
+  Batch b(64, 30000);
+  std::mt19937_64 rng(20);
+  using qrita::synthetic::Shape;
+  const Shape shapes[] = {Shape::lm, Shape::ties, Shape::peaked, Shape::sparse};
+  for (std::int64_t r = 0; r < b.batch; ++r) {
+    qrita::synthetic::fill_row(b.row(r), b.vocab, shapes[r % 4], rng);
+    b.k[r] = r % 3 == 1 ? 0 : 1 + int(rng() % 100);
+    b.p[r] = r % 3 == 0 ? 1.0f : 0.6f + float(rng() % 39) / 100.0f;
+  }
+  const std::vector<Result> out =
+      run_everywhere(static_cast<qtest::BackendTuple*>(nullptr), b);
+  ASSERT_FALSE(out.empty());
+  for (std::size_t e = 1; e < out.size(); ++e) {
+    for (std::int64_t r = 0; r < b.batch; ++r) {
+      const auto first = qtest::kept_indices(b.row(r), out[0].logits.data() + r * b.vocab, b.vocab);
+      const auto other = qtest::kept_indices(b.row(r), out[e].logits.data() + r * b.vocab, b.vocab);
+      if (first == other) continue;
+      // Only a top-p boundary within rounding of p may differ, and only
+      // between backends whose exp differs (never between host backends).
+      const auto ref = qrita::oracle::evaluate(b.row(r), b.vocab, b.k[r], b.p[r]);
+      double mass = 0.0;
+      for (std::int64_t j = 0; j < ref.kept - 1; ++j) mass += ref.prob[std::size_t(j)];
+      const bool near = ref.topp_active &&
+                        (std::abs(mass - double(b.p[r])) < 1e-6 ||
+                         std::abs(mass + ref.prob[std::size_t(ref.kept - 1)] - double(b.p[r])) < 1e-6);
+      EXPECT_TRUE(near) << "row " << r << ": backend " << e << " keeps " << other.size()
+                        << " entries, backend 0 keeps " << first.size();
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,102 @@
+// Unit tests of the number systems the kernels decide in: order keys,
+// fixed-point weights, the top-p target, and the paper's tables.
+
+#include "support.hpp"
+
+#include <qrita/detail/mask_kernel.hpp>
+
+#include <algorithm>
+#include <random>
+
+namespace {
+
+using namespace qrita::detail;
+using qtest::inf;
+
+TEST(Keys, OrderKeysFollowTheDefinitionsOrder) {
+  std::vector<float> values = {-inf, -std::numeric_limits<float>::max(), -1e30f, -1.0f,
+                               -std::numeric_limits<float>::denorm_min(), 0.0f,
+                               std::numeric_limits<float>::denorm_min(),
+                               std::numeric_limits<float>::min(), 1.0f,
+                               std::nextafter(1.0f, 2.0f), 1e30f,
+                               std::numeric_limits<float>::max(), inf};
+  std::mt19937 rng(1);
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint32_t u = std::uint32_t(rng());
+    float x;
+    std::memcpy(&x, &u, sizeof x);
+    if (!std::isnan(x)) values.push_back(x);
+  }
+  std::sort(values.begin(), values.end());
+  for (std::size_t i = 1; i < values.size(); ++i) {
+    const float a = values[i - 1], b = values[i];
+    if (a < b)
+      EXPECT_LT(order_key(a), order_key(b)) << a << " < " << b;
+    else
+      EXPECT_EQ(order_key(a), order_key(b)) << a << " == " << b;
+  }
+  for (float x : values) {
+    if (x == 0.0f) continue;
+    EXPECT_EQ(qtest::bits(key_value(order_key(x))), qtest::bits(x)) << x;
+  }
+}
+
+TEST(Keys, SpecialValues) {
+  EXPECT_EQ(order_key(-0.0f), order_key(0.0f));
+  EXPECT_EQ(qtest::bits(key_value(order_key(-0.0f))), qtest::bits(0.0f));
+  EXPECT_EQ(order_key(qtest::nan_value()), neg_inf_key);
+  EXPECT_EQ(order_key(-qtest::nan_value()), neg_inf_key);
+  EXPECT_EQ(order_key(-inf), neg_inf_key);
+  EXPECT_FALSE(is_candidate(order_key(-inf)));
+  EXPECT_FALSE(is_candidate(order_key(qtest::nan_value())));
+  EXPECT_TRUE(is_candidate(order_key(-std::numeric_limits<float>::max())));
+  EXPECT_TRUE(is_candidate(order_key(inf)));
+  EXPECT_LT(order_key(inf), no_key);
+}
+
+TEST(Keys, WeightFractionBitsNeverOverflowASum) {
+  for (std::int64_t v : {1, 2, 3, 1000, 128256, 262208, 1 << 20, 1 << 30}) {
+    const int f = weight_fraction_bits(v);
+    EXPECT_LE(f, 50);
+    // v weights of at most 2^f each fit in 62 bits.
+    EXPECT_LE(double(v) * std::ldexp(1.0, f), std::ldexp(1.0, 62)) << v;
+  }
+  EXPECT_EQ(weight_fraction_bits(262208), 43);
+}
+
+TEST(Keys, FixedWeights) {
+  const float scale = std::ldexp(1.0f, 40);
+  EXPECT_EQ(fixed_weight(3.0f, 3.0f, scale), weight_type(1) << 40);
+  EXPECT_EQ(fixed_weight(inf, inf, scale), weight_type(1) << 40);
+  EXPECT_EQ(fixed_weight(1e30f, inf, scale), 0u);
+  EXPECT_EQ(fixed_weight(-100.0f, 0.0f, scale), 0u);  // exp(-100) * 2^40 < 1
+  const weight_type half = fixed_weight(-std::log(2.0f), 0.0f, scale);
+  EXPECT_NEAR(double(half) / std::ldexp(1.0, 40), 0.5, 1e-7);
+}
+
+TEST(Keys, MassTargetIsTheCeiling) {
+  EXPECT_EQ(mass_target(0.5f, 8.0), 4u);
+  EXPECT_EQ(mass_target(0.5f, 9.0), 5u);
+  EXPECT_EQ(mass_target(1e-9f, 1000.0), 1u);  // at least one
+  EXPECT_EQ(mass_target(0.25f, std::ldexp(1.0, 52)), std::uint64_t(1) << 50);
+}
+
+TEST(Keys, PaperTablesAreMonotoneAndIndexedByFraction) {
+  const SigmaTables t;
+  for (int i = 1; i < 200; ++i) {
+    EXPECT_LE(t.topk[i], t.topk[i - 1]) << i;
+    EXPECT_LE(t.topp[i], t.topp[i - 1]) << i;
+  }
+  EXPECT_FLOAT_EQ(t.topk[0], 2.576f);  // Phi^-1(0.995)
+  EXPECT_NEAR(t.topk[99], 0.0f, 0.01f);
+  EXPECT_FLOAT_EQ(t.topp[0], 3.656f);
+  EXPECT_EQ(table_index(0.0), 0);
+  EXPECT_EQ(table_index(50.0 / 128256.0), 0);
+  EXPECT_EQ(table_index(0.9), 180);
+  EXPECT_EQ(table_index(1.0), 199);
+  EXPECT_EQ(table_index(-1.0), 0);
+  EXPECT_FLOAT_EQ(with_margin(2.0f), 1.6f);
+  EXPECT_FLOAT_EQ(with_margin(-1.0f), -1.2f);
+}
+
+}  // namespace

@@ -1,0 +1,161 @@
+// Case 19: malformed calls throw std::invalid_argument naming the argument and
+// what was expected, before anything is written. Also the overload set: the
+// single-filter and instance-free calls mean what they say.
+
+#include "support.hpp"
+#include "synthetic.hpp"
+
+#include <gmock/gmock.h>
+
+#include <random>
+
+namespace {
+
+using ::testing::HasSubstr;
+
+template <class Exec>
+class Validation : public ::testing::Test {
+ protected:
+  using mem = typename Exec::memory_space;
+  static constexpr std::size_t batch = 6, vocab = 3000;
+
+  Kokkos::View<float**, Kokkos::LayoutRight, mem> logits{"logits", batch, vocab};
+  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> original{"original", batch, vocab};
+  Kokkos::View<int*, mem> k{"k", batch};
+  Kokkos::View<float*, mem> p{"p", batch};
+
+  void SetUp() override {
+    std::mt19937_64 rng(19);
+    for (std::size_t r = 0; r < batch; ++r)
+      qrita::synthetic::lm_row(&original(r, 0), vocab, rng);
+    Kokkos::deep_copy(logits, original);
+    Kokkos::deep_copy(k, 10);
+    Kokkos::deep_copy(p, 0.9f);
+  }
+
+  // The logits are bitwise what they were before the call.
+  ::testing::AssertionResult untouched() {
+    auto now = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), logits);
+    for (std::size_t r = 0; r < batch; ++r)
+      for (std::size_t i = 0; i < vocab; ++i)
+        if (qtest::bits(now(r, i)) != qtest::bits(original(r, i)))
+          return ::testing::AssertionFailure() << "logits(" << r << ", " << i << ") changed";
+    return ::testing::AssertionSuccess();
+  }
+
+  template <class Call>
+  void expect_rejected(Call&& call, std::vector<std::string> const& words) {
+    try {
+      call();
+      Exec().fence();
+      ADD_FAILURE() << "the call was accepted";
+    } catch (std::invalid_argument const& e) {
+      for (auto const& w : words) EXPECT_THAT(e.what(), HasSubstr(w));
+      EXPECT_THAT(e.what(), HasSubstr("qrita::sample_mask"));
+    }
+    EXPECT_TRUE(untouched());
+  }
+};
+TYPED_TEST_SUITE(Validation, qtest::Backends, qtest::BackendName);
+
+TYPED_TEST(Validation, Case19_WrongLengthK) {
+  using M = typename TestFixture::mem;
+  for (std::size_t n : {std::size_t(5), std::size_t(7), std::size_t(0)}) {
+    Kokkos::View<int*, M> bad("k", n);
+    this->expect_rejected([&] { qrita::sample_mask(TypeParam(), this->logits, bad, this->p); },
+                          {"'k'", "has " + std::to_string(n) + " entries", "expected 6"});
+    this->expect_rejected([&] { qrita::sample_mask(TypeParam(), this->logits, bad); },
+                          {"'k'", "expected 6"});
+  }
+  Kokkos::View<int*, M> unallocated;  // a default View has no entries
+  this->expect_rejected([&] { qrita::sample_mask(TypeParam(), this->logits, unallocated); },
+                        {"'k'", "has 0 entries"});
+}
+
+TYPED_TEST(Validation, Case19_WrongLengthP) {
+  using M = typename TestFixture::mem;
+  Kokkos::View<float*, M> bad("p", 9);
+  this->expect_rejected([&] { qrita::sample_mask(TypeParam(), this->logits, this->k, bad); },
+                        {"'p'", "has 9 entries", "expected 6"});
+  this->expect_rejected([&] { qrita::sample_mask(TypeParam(), this->logits, bad); },
+                        {"'p'", "expected 6"});
+}
+
+TYPED_TEST(Validation, Case19_WrongLengthStats) {
+  using M = typename TestFixture::mem;
+  Kokkos::View<qrita::RowStats*, M> bad("stats", 2);
+  this->expect_rejected(
+      [&] { qrita::sample_mask(TypeParam(), this->logits, this->k, this->p, {}, bad); },
+      {"'stats'", "has 2 entries"});
+}
+
+TYPED_TEST(Validation, Case19_BadOptions) {
+  qrita::Options o;
+  o.candidate_capacity = -1;
+  this->expect_rejected([&] { qrita::sample_mask(TypeParam(), this->logits, this->k, this->p, o); },
+                        {"candidate_capacity", "-1"});
+  o = {};
+  o.team_size = -2;
+  this->expect_rejected([&] { qrita::sample_mask(TypeParam(), this->logits, this->k, this->p, o); },
+                        {"team_size"});
+  o = {};
+  o.team_size = 1 << 20;
+  this->expect_rejected([&] { qrita::sample_mask(TypeParam(), this->logits, this->k, this->p, o); },
+                        {"team_size", "more than the backend allows"});
+  o = {};
+  o.max_teams = -1;
+  this->expect_rejected([&] { qrita::sample_mask(TypeParam(), this->logits, this->k, this->p, o); },
+                        {"max_teams"});
+}
+
+TYPED_TEST(Validation, Case19_StridedColumns) {
+  // Every other column of a wider array: rows are not contiguous.
+  using M = typename TestFixture::mem;
+  Kokkos::View<float**, Kokkos::LayoutRight, M> wide("wide", this->batch, 2 * this->vocab);
+  Kokkos::View<float**, Kokkos::LayoutStride, M> strided(
+      wide.data(), Kokkos::LayoutStride(this->batch, 2 * this->vocab, this->vocab, 2));
+  this->expect_rejected([&] { qrita::sample_mask(TypeParam(), strided, this->k, this->p); },
+                        {"'logits'", "unit column stride", "got 2"});
+}
+
+TYPED_TEST(Validation, EmptyBatchAndVocabAreNoOps) {
+  using M = typename TestFixture::mem;
+  Kokkos::View<float**, Kokkos::LayoutRight, M> none("none", 0, 100);
+  Kokkos::View<int*, M> k0("k0", 0);
+  Kokkos::View<float*, M> p0("p0", 0);
+  EXPECT_NO_THROW(qrita::sample_mask(TypeParam(), none, k0, p0));
+  Kokkos::View<float**, Kokkos::LayoutRight, M> narrow("narrow", this->batch, 0);
+  EXPECT_NO_THROW(qrita::sample_mask(TypeParam(), narrow, this->k, this->p));
+  TypeParam().fence();
+}
+
+TYPED_TEST(Validation, OverloadsMeanWhatTheySay) {
+  using M = typename TestFixture::mem;
+  auto result = [&](auto&& call) {
+    Kokkos::deep_copy(this->logits, this->original);
+    call();
+    Kokkos::fence();
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), this->logits);
+    return std::vector<float>(host.data(), host.data() + this->batch * this->vocab);
+  };
+  Kokkos::View<int*, M> k_off("k_off", this->batch);  // k = 0: top-k off
+  Kokkos::View<float*, M> p_off("p_off", this->batch);
+  Kokkos::deep_copy(p_off, 1.0f);
+  Kokkos::View<const int*, M> k_const = this->k;
+  Kokkos::View<const float*, M> p_const = this->p;
+  const TypeParam space;
+
+  const auto both = result([&] { qrita::sample_mask(space, this->logits, this->k, this->p); });
+  EXPECT_EQ(both, result([&] { qrita::sample_mask(space, this->logits, k_const, p_const); }));
+  EXPECT_EQ(both, result([&] { qrita::sample_mask(this->logits, this->k, this->p); }));
+  const auto k_only = result([&] { qrita::sample_mask(space, this->logits, this->k); });
+  EXPECT_EQ(k_only, result([&] { qrita::sample_mask(space, this->logits, this->k, p_off); }));
+  EXPECT_EQ(k_only, result([&] { qrita::sample_mask(this->logits, k_const); }));
+  const auto p_only = result([&] { qrita::sample_mask(space, this->logits, this->p); });
+  EXPECT_EQ(p_only, result([&] { qrita::sample_mask(space, this->logits, k_off, this->p); }));
+  EXPECT_EQ(p_only, result([&] { qrita::sample_mask(this->logits, p_const); }));
+  EXPECT_NE(k_only, p_only);
+  EXPECT_NE(both, k_only);
+}
+
+}  // namespace
