@@ -29,11 +29,15 @@ constexpr key_type neg_inf_key     = 0x007FFFFFu;
 constexpr std::uint32_t neg_inf_bits = 0xFF800000u;
 constexpr key_type no_key          = 0xFFFFFFFFu;  // above every real key
 
+// Written with selects only (no branches): it runs once per entry per pass.
 KOKKOS_INLINE_FUNCTION key_type order_key(float x) {
-  std::uint32_t b = float_as_bits(x);
-  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return neg_inf_key;  // NaN
-  if (b == 0x80000000u) b = 0u;                             // -0.0 -> +0.0
-  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  const std::uint32_t b = float_as_bits(x);
+  // Negative values: all bits flipped; others: the sign bit set.
+  const std::uint32_t flip =
+      std::uint32_t(std::int32_t(b) >> 31) | 0x80000000u;
+  key_type key = b ^ flip;
+  key = key == 0x7FFFFFFFu ? 0x80000000u : key;  // -0.0 -> +0.0
+  return (b & 0x7FFFFFFFu) > 0x7F800000u ? neg_inf_key : key;  // NaN
 }
 
 // Inverse of order_key on canonical keys (those order_key can return).

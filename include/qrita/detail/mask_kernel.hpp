@@ -65,12 +65,12 @@ struct MaskKernel {
   SigmaTables tables;
 
   static std::size_t scratch_bytes(int capacity) {
-    return float_scratch::shmem_size(capacity) + int_scratch::shmem_size(1) +
+    return float_scratch::shmem_size(std::size_t(capacity)) + int_scratch::shmem_size(1) +
            double_scratch::shmem_size(3 * sample_chunks);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(member_type const& team) const {
-    float_scratch buffer(team.team_scratch(0), prm.capacity);
+    float_scratch buffer(team.team_scratch(0), std::size_t(prm.capacity));
     int_scratch counter(team.team_scratch(0), 1);
     double_scratch partial(team.team_scratch(0), 3 * sample_chunks);
     for (std::int64_t r = team.league_rank(); r < prm.batch;

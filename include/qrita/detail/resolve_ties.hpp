@@ -17,26 +17,30 @@ namespace detail {
 // Writes -inf over every entry of `row` not kept. Kept entries and entries
 // already -inf are not written (so they stay bitwise as they were).
 // `group_in_row` is how many entries of the row have key K.
+//
+// The comparisons use the boundary's float value instead of keys: for K a
+// candidate key, key(z) >= K exactly when z >= value(K) (NaN fails both;
+// -0.0 and +0.0 compare equal in both), and likewise for > and ==.
 template <class Member>
 KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, float* row,
                                        int vocab, key_type K,
                                        std::uint32_t keep,
                                        std::uint32_t group_in_row) {
   const float neg_inf = bits_as_float(neg_inf_bits);
+  const float cut     = key_value(K);
   if (keep >= group_in_row) {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, vocab), [&](int i) {
       const float z = row[i];
-      if (order_key(z) < K && float_as_bits(z) != neg_inf_bits) row[i] = neg_inf;
+      if (!(z >= cut) && float_as_bits(z) != neg_inf_bits) row[i] = neg_inf;
     });
   } else {
     Kokkos::parallel_scan(
         Kokkos::TeamThreadRange(team, vocab),
         [&](int i, std::uint32_t& rank, bool final) {
-          const float z      = row[i];
-          const key_type key = order_key(z);
-          const bool tie     = key == K;
+          const float z  = row[i];
+          const bool tie = z == cut;
           if (final) {
-            const bool kept = key > K || (tie && rank < keep);
+            const bool kept = z > cut || (tie && rank < keep);
             if (!kept && float_as_bits(z) != neg_inf_bits) row[i] = neg_inf;
           }
           if (tie) rank += 1;
