@@ -97,16 +97,6 @@ void launch(ExecutionSpace const& space, float* logits, std::int64_t batch,
             RowStats* stats, Options const& opts) {
   using Kernel = MaskKernel<ExecutionSpace>;
   using Defaults = BackendDefaults<ExecutionSpace>;
-
-  if (opts.candidate_capacity < 0)
-    invalid_argument("Options::candidate_capacity must be >= 0, got " +
-                     std::to_string(opts.candidate_capacity));
-  if (opts.team_size < 0)
-    invalid_argument("Options::team_size must be >= 0, got " +
-                     std::to_string(opts.team_size));
-  if (opts.max_teams < 0)
-    invalid_argument("Options::max_teams must be >= 0, got " +
-                     std::to_string(opts.max_teams));
   if (batch == 0 || vocab == 0) return;
 
   Kernel kernel{logits, k, p, stats, KernelParams{}, SigmaTables{}};
@@ -155,6 +145,28 @@ void launch(ExecutionSpace const& space, float* logits, std::int64_t batch,
   Kokkos::parallel_for("qrita::sample_mask", policy, kernel);
 }
 
+inline void check_options(Options const& opts) {
+  if (opts.candidate_capacity < 0)
+    invalid_argument("Options::candidate_capacity must be >= 0, got " +
+                     std::to_string(opts.candidate_capacity));
+  if (opts.team_size < 0)
+    invalid_argument("Options::team_size must be >= 0, got " +
+                     std::to_string(opts.team_size));
+  if (opts.max_teams < 0)
+    invalid_argument("Options::max_teams must be >= 0, got " +
+                     std::to_string(opts.max_teams));
+}
+
+// A Kokkos Tools region that is closed on every way out, exceptions too.
+struct ProfilingRegion {
+  explicit ProfilingRegion(std::string const& name) {
+    Kokkos::Profiling::pushRegion(name);
+  }
+  ~ProfilingRegion() { Kokkos::Profiling::popRegion(); }
+  ProfilingRegion(ProfilingRegion const&)            = delete;
+  ProfilingRegion& operator=(ProfilingRegion const&) = delete;
+};
+
 template <class ExecutionSpace, class LogitsView>
 void check_logits_shape(LogitsView const& logits) {
   check_logits_type<ExecutionSpace, LogitsView>();
@@ -178,14 +190,14 @@ void dispatch(ExecutionSpace const& space, LogitsView const& logits,
   if (k) check_column_extent(*k, "k", batch);
   if (p) check_column_extent(*p, "p", batch);
   if (stats) check_column_extent(*stats, "stats", batch);
+  check_options(opts);
 
-  Kokkos::Profiling::pushRegion("qrita::sample_mask");
+  ProfilingRegion region("qrita::sample_mask");
   launch(space, logits.data(), std::int64_t(batch), int(logits.extent(1)),
          std::int64_t(logits.extent(0) > 1 ? logits.stride(0) : logits.extent(1)),
          k ? k->data() : nullptr, k ? std::int64_t(k->stride(0)) : 0,
          p ? p->data() : nullptr, p ? std::int64_t(p->stride(0)) : 0,
          stats ? stats->data() : nullptr, opts);
-  Kokkos::Profiling::popRegion();
 }
 
 // Placeholder types for arguments that were not given.

@@ -125,6 +125,9 @@ struct MaskKernel {
     }
     const bool have_t    = t == t;
     const bool want_tail = have_t && topp && !topk;
+    // The counter and the buffer are reused row after row: no thread may
+    // reset or refill them while another still reads the previous row's.
+    team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() { *counter = 0; });
     team.team_barrier();
     const RowScan scan = scan_row(team, row, vocab, t, buffer, prm.capacity,
@@ -133,8 +136,6 @@ struct MaskKernel {
     const int outliers  = *counter;
     const bool gathered = have_t && outliers <= prm.capacity;
     st.outliers         = outliers;
-    // Every thread has read the counter before the next row resets it: the
-    // searches below end in team reductions, which synchronise the team.
 
     if (scan.candidates == 0) {  // all -inf / NaN: the row stays as it is
       if (topk) st.topk_path = RowPath::trivial;
@@ -197,7 +198,9 @@ struct MaskKernel {
           target = mass_target(pr, total);
           hit    = head_mass >= target;
         }
-        st.topp_path = miss_path(hit);
+        // Without the tail's weight (top-k turned out trivial) the gathered
+        // set cannot be judged: the whole row is searched.
+        st.topp_path = want_tail ? miss_path(hit) : RowPath::full;
         Source src{row, vocab};
         key_type lo = key_type(scan.min_key - 1);
         if (hit) {
