@@ -100,3 +100,16 @@ TEST(Keys, PaperTablesAreMonotoneAndIndexedByFraction) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Keys, FloorPowerOfTwo) {
+  EXPECT_EQ(qrita::detail::floor_power_of_two(1), 1);
+  EXPECT_EQ(qrita::detail::floor_power_of_two(2), 2);
+  EXPECT_EQ(qrita::detail::floor_power_of_two(3), 2);
+  EXPECT_EQ(qrita::detail::floor_power_of_two(672), 512);
+  EXPECT_EQ(qrita::detail::floor_power_of_two(1024), 1024);
+  EXPECT_EQ(qrita::detail::floor_power_of_two(1 << 30), 1 << 30);
+}
+
+}  // namespace

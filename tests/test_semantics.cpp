@@ -153,7 +153,8 @@ TYPED_TEST(Semantics, Case05_TieGroupStraddlingP) {
   for (int j = 1; j < 7; ++j) row[std::size_t(pos[std::size_t(j)])] = 0.0f;
   const Idx ties = sorted(Idx(pos.begin() + 1, pos.end()));
   // p = 0.5 needs 2 ties (0.3118 + 2 * 0.1147 = 0.5412), p = 0.6 needs 3.
-  for (auto [p, copies] : {std::pair<float, int>{0.5f, 2}, {0.6f, 3}, {0.3f, 0}, {0.99f, 6}}) {
+  const std::pair<float, int> cases[] = {{0.5f, 2}, {0.6f, 3}, {0.3f, 0}, {0.99f, 6}};
+  for (auto [p, copies] : cases) {
     Idx expect{pos[0]};
     expect.insert(expect.end(), ties.begin(), ties.begin() + copies);
     EXPECT_EQ(kept_of<TypeParam>(row, 0, p), sorted(expect)) << "p " << p;
@@ -180,7 +181,8 @@ TYPED_TEST(Semantics, Case06_PBoundaries) {
 TYPED_TEST(Semantics, Case07_MassExactlyP) {
   // n equal logits (exp(0) = 1 exactly) and -inf elsewhere: each has mass
   // exactly 1/n, and p = m/n is reached by exactly m entries.
-  for (auto [n, m] : {std::pair<int, int>{4, 2}, {8, 6}, {8, 2}, {1024, 512}, {1024, 1}}) {
+  const std::pair<int, int> cases[] = {{4, 2}, {8, 6}, {8, 2}, {1024, 512}, {1024, 1}};
+  for (auto [n, m] : cases) {
     const std::int64_t vocab = 3 * std::int64_t(n);
     std::vector<float> row(std::size_t(vocab), -inf);
     const Idx pos = sorted(positions(vocab, n, std::uint64_t(n * 31 + m)));
@@ -365,24 +367,24 @@ TYPED_TEST(Semantics, Case14_TruncationMissAndOverflow) {
       b.k[r] = r % 3 == 1 ? 0 : 50;
       b.p[r] = r % 3 == 0 ? 1.0f : 0.9f;
     }
+    // The path of the row's first search: top-p's on the rows without k.
+    const auto path = [](qtest::Result const& res, std::int64_t r) {
+      auto const& st = res.stats[std::size_t(r)];
+      return r % 3 == 1 ? st.topp_path : st.topk_path;
+    };
     qrita::Options small;
     small.candidate_capacity = 16;
     const qtest::Result out = qtest::run<TypeParam>(b, small);
     EXPECT_TRUE(check_batch(b, out));
     for (std::int64_t r = 0; r < b.batch; ++r) {
       EXPECT_GT(out.stats[std::size_t(r)].outliers, 16);
-      const RowPath path = r % 3 == 1 ? out.stats[std::size_t(r)].topp_path
-                                      : out.stats[std::size_t(r)].topk_path;
-      EXPECT_EQ(path, RowPath::overflow) << "row " << r;
+      EXPECT_EQ(path(out, r), RowPath::overflow) << "row " << r;
     }
     // The same rows with the default buffer are truncation hits, same answer.
     const qtest::Result hit = qtest::run<TypeParam>(b);
     EXPECT_EQ(out.logits, hit.logits);
-    for (std::int64_t r = 0; r < b.batch; ++r) {
-      const RowPath path = r % 3 == 1 ? hit.stats[std::size_t(r)].topp_path
-                                      : hit.stats[std::size_t(r)].topk_path;
-      EXPECT_EQ(path, RowPath::truncated) << "row " << r;
-    }
+    for (std::int64_t r = 0; r < b.batch; ++r)
+      EXPECT_EQ(path(hit, r), RowPath::truncated) << "row " << r;
     // (d) Truncation off: the whole row is searched.
     const qtest::Result full = qtest::run<TypeParam>(b, no_truncation());
     EXPECT_EQ(full.logits, hit.logits);

@@ -31,7 +31,8 @@ struct Options {
   // this is searched whole (same answer, slower). 0: the backend's default,
   // clamped to the team scratch the backend allows.
   int candidate_capacity = 0;
-  // Threads per team. 0: the backend's default (see detail/backend.hpp).
+  // Threads per team, rounded down to a power of two (Kokkos 3.x's GPU team
+  // scan needs one). 0: the backend's default (see detail/backend.hpp).
   int team_size = 0;
   // Upper bound on the persistent league. 0: as many teams as the device
   // runs at once.

@@ -133,6 +133,7 @@ void launch(ExecutionSpace const& space, float* logits, std::int64_t batch,
                      ", more than the backend allows here (" +
                      std::to_string(team_max) + ")");
   if (team_size > team_max) team_size = team_max;
+  team_size = floor_power_of_two(team_size);
 
   // Persistent league: as many teams as run at once, at most one per row.
   std::int64_t league = space.concurrency() / team_size;

@@ -65,6 +65,32 @@ KOKKOS_INLINE_FUNCTION float bits_as_float(std::uint32_t u) {
   return b.f;
 }
 
+// Team-level parallel_reduce over [0, n). Every team reduction in qrita goes
+// through here. Kokkos 3.x's CUDA (and HIP) team reduction stages per-warp
+// partials in a static __shared__ buffer, one per value type, and returns
+// without a barrier after reading it back: a second reduction of the same
+// type right after (consecutive pivot-search passes) can overwrite partials
+// that slower warps are still reading. compute-sanitizer's racecheck shows
+// it on Kokkos 3.4.01 (and a test fails under it); Kokkos 4 closes the
+// function with __syncthreads(). The barrier here closes the window.
+template <class Member, class Closure, class Reducer>
+KOKKOS_INLINE_FUNCTION void team_reduce(Member const& team, int n,
+                                        Closure const& closure,
+                                        Reducer const& reducer) {
+  Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, n), closure, reducer);
+#if KOKKOS_VERSION < 40000
+  team.team_barrier();
+#endif
+}
+
+// Largest power of two <= n (n >= 1). Kokkos 3.x's CUDA team scan asserts
+// a power-of-two team size.
+inline int floor_power_of_two(int n) {
+  int p = 1;
+  while (p <= n / 2) p *= 2;
+  return p;
+}
+
 }  // namespace detail
 }  // namespace qrita
 

@@ -96,13 +96,13 @@ KOKKOS_INLINE_FUNCTION weight_type sum_above(Member const& team,
                                              Measure const& measure,
                                              key_type floor) {
   weight_type total = 0;
-  Kokkos::parallel_reduce(
-      Kokkos::TeamThreadRange(team, src.size),
+  team_reduce(
+      team, src.size,
       [&](int i, weight_type& acc) {
         const float z = src.data[i];
         if (order_key(z) > floor) acc += measure(z);
       },
-      total);
+      Kokkos::Sum<weight_type>(total));
   return total;
 }
 
@@ -130,8 +130,8 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
       pivot[j] = lo + key_type((width * std::uint64_t(j + 1)) / (NP + 1));
 
     PivotStats<NP> s;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, src.size),
+    team_reduce(
+        team, src.size,
         [&](int i, PivotStats<NP>& acc) {
           const float z      = src.data[i];
           const key_type key = order_key(z);

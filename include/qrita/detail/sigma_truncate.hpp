@@ -119,8 +119,8 @@ KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const float* row,
                                         int capacity, int* counter,
                                         bool want_tail, float scale) {
   RowScan result;
-  Kokkos::parallel_reduce(
-      Kokkos::TeamThreadRange(team, vocab),
+  team_reduce(
+      team, vocab,
       [&](int i, RowScan& acc) {
         const float z      = row[i];
         const key_type key = order_key(z);
