@@ -39,6 +39,17 @@ case "$backend" in
 esac
 
 say() { printf '[qrita deps] %s\n' "$*"; }
+# Runs a build step quietly; on failure shows the end of its log.
+logged() {
+  local name=$1; shift
+  mkdir -p "$deps_dir/logs"
+  local log="$deps_dir/logs/$name.log"
+  if ! "$@" > "$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "install-deps: step '$name' failed; full log: $log" >&2
+    exit 1
+  fi
+}
 jobs=$(nproc 2>/dev/null || echo 2)
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then
@@ -57,7 +68,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   "${sudo_cmd[@]}" apt-get update -qq
   apt_updated=1
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  logged apt-install "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   say "Debian packages: all present"
 fi
@@ -106,22 +118,22 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -z "${QRITA_DEPS_FORC
 else
   say "building Kokkos $kokkos_version ($backend, C++17) into $prefix"
   rm -rf "$deps_dir/build-kokkos-$backend" "$deps_dir/build-kernels-$backend" "$prefix"
-  cmake -S "$kokkos_src" -B "$deps_dir/build-kokkos-$backend" -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
-    -DCMAKE_INSTALL_PREFIX="$prefix" "${kokkos_backend_flags[@]}" >/dev/null
-  cmake --build "$deps_dir/build-kokkos-$backend" -j "$jobs" >/dev/null
-  cmake --install "$deps_dir/build-kokkos-$backend" >/dev/null
+  logged kokkos-$backend-configure cmake -S "$kokkos_src" -B "$deps_dir/build-kokkos-$backend" \
+    -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
+    -DCMAKE_INSTALL_PREFIX="$prefix" "${kokkos_backend_flags[@]}"
+  logged kokkos-$backend-build cmake --build "$deps_dir/build-kokkos-$backend" -j "$jobs"
+  logged kokkos-$backend-install cmake --install "$deps_dir/build-kokkos-$backend"
 
   say "building Kokkos Kernels $kokkos_version (headers and library, no explicit instantiations)"
-  cmake -S "$kernels_src" -B "$deps_dir/build-kernels-$backend" -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
+  logged kernels-$backend-configure cmake -S "$kernels_src" -B "$deps_dir/build-kernels-$backend" \
+    -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
     -DKokkos_ROOT="$prefix" -DCMAKE_INSTALL_PREFIX="$prefix" \
     -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF \
     -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF \
     -DKokkosKernels_INST_ORDINAL_INT=OFF -DKokkosKernels_INST_OFFSET_INT=OFF \
-    -DKokkosKernels_INST_OFFSET_SIZE_T=OFF -DKokkosKernels_ENABLE_TESTS=OFF >/dev/null
-  cmake --build "$deps_dir/build-kernels-$backend" -j "$jobs" >/dev/null
-  cmake --install "$deps_dir/build-kernels-$backend" >/dev/null
+    -DKokkosKernels_INST_OFFSET_SIZE_T=OFF -DKokkosKernels_ENABLE_TESTS=OFF
+  logged kernels-$backend-build cmake --build "$deps_dir/build-kernels-$backend" -j "$jobs"
+  logged kernels-$backend-install cmake --install "$deps_dir/build-kernels-$backend"
   rm -rf "$deps_dir/build-kokkos-$backend" "$deps_dir/build-kernels-$backend"
   echo "$want" > "$stamp"
 fi
