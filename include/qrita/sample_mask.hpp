@@ -168,9 +168,10 @@ struct ProfilingRegion {
   ProfilingRegion& operator=(ProfilingRegion const&) = delete;
 };
 
-template <class ExecutionSpace, class LogitsView>
+// Run-time checks of the logits; the public overloads have already checked
+// their type.
+template <class LogitsView>
 void check_logits_shape(LogitsView const& logits) {
-  check_logits_type<ExecutionSpace, LogitsView>();
   if (logits.extent(1) > std::size_t(INT_MAX))
     invalid_argument("argument 'logits' has " + str(logits.extent(1)) +
                      " columns; at most " + std::to_string(INT_MAX) +
@@ -186,7 +187,7 @@ template <class ExecutionSpace, class LogitsView, class KView, class PView,
 void dispatch(ExecutionSpace const& space, LogitsView const& logits,
               KView const* k, PView const* p, StatsView const* stats,
               Options const& opts) {
-  check_logits_shape<ExecutionSpace>(logits);
+  check_logits_shape(logits);
   const std::size_t batch = logits.extent(0);
   if (k) check_column_extent(*k, "k", batch);
   if (p) check_column_extent(*p, "p", batch);
