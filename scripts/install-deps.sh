@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # Installs what qrita needs on Debian 12 (bookworm) and builds Kokkos.
 #
-#   scripts/install-deps.sh [--backend openmp|serial] [--deps-dir DIR]
+#   scripts/install-deps.sh [--backend openmp|serial|cuda|hip] [--deps-dir DIR]
 #
 # 1. Debian packages: a C++ compiler, CMake, Ninja, GoogleTest, Google
-#    Benchmark, fmt (only those missing are installed).
+#    Benchmark, fmt (only those missing are installed). --backend cuda adds
+#    Debian's CUDA 11.8 (nvidia-cuda-toolkit, from bookworm contrib/non-free)
+#    and g++-11, its host compiler; --backend hip adds Debian's ROCm 5.2 hipcc.
 # 2. Kokkos 3.4.01 and Kokkos Kernels 3.4.01 from Debian's `trilinos` source
 #    package (Debian's binary Kokkos package is unusable: Serial only, C++14,
 #    broken CMake config). Only packages/kokkos and packages/kokkos-kernels
 #    are extracted from the 165 MB tarball.
 # 3. Builds and installs both into DIR/kokkos-<backend> (default DIR:
 #    build/deps in the repository), the prefix the CMake presets use.
+#
+# CUDA builds get sm_80 code (Kokkos 3.4's newest arch) plus an sm_90 image
+# for Hopper, through NVCC_APPEND_FLAGS; the `cuda` preset sets the same.
+# HIP builds target gfx908 (Kokkos 3.4 knows gfx900/906/908 only).
 #
 # Idempotent: each step is skipped when its result is already there, so a
 # second run takes about a second. Set QRITA_DEPS_FORCE=1 to rebuild Kokkos.
@@ -27,15 +33,35 @@ while [ $# -gt 0 ]; do
     --backend=*) backend=${1#*=}; shift ;;
     --deps-dir) deps_dir=$2; shift 2 ;;
     --deps-dir=*) deps_dir=${1#*=}; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "install-deps: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
 
+# Compiler, flags and extra packages per backend.
+extra_packages=()
+cxx=$(command -v g++ || echo g++)
+cxx_flags=""
 case "$backend" in
   openmp) kokkos_backend_flags=(-DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON) ;;
   serial) kokkos_backend_flags=(-DKokkos_ENABLE_SERIAL=ON) ;;
-  *) echo "install-deps: backend '$backend' is not supported by this script (openmp, serial)" >&2; exit 2 ;;
+  cuda)
+    extra_packages=(nvidia-cuda-toolkit g++-11)
+    kokkos_backend_flags=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON
+                          -DKokkos_ENABLE_SERIAL=ON -DKokkos_ARCH_AMPERE80=ON)
+    # Debian's nvcc 11.8 (in /usr/bin) must win over a preinstalled newer
+    # CUDA: Kokkos 3.4 does not compile with CUDA 13.
+    export PATH=/usr/bin:$PATH
+    export NVCC_APPEND_FLAGS="${NVCC_APPEND_FLAGS:--gencode arch=compute_90,code=sm_90}"
+    cuda_shim=$deps_dir/cuda-include-shim
+    cxx_flags="-ccbin g++-11 -I$cuda_shim"
+    ;;
+  hip)
+    extra_packages=(hipcc libamdhip64-dev)
+    cxx=hipcc
+    kokkos_backend_flags=(-DKokkos_ENABLE_HIP=ON -DKokkos_ENABLE_SERIAL=ON -DKokkos_ARCH_VEGA908=ON)
+    ;;
+  *) echo "install-deps: backend '$backend' is not supported (openmp, serial, cuda, hip)" >&2; exit 2 ;;
 esac
 
 say() { printf '[qrita deps] %s\n' "$*"; }
@@ -58,13 +84,21 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # --- 1. Debian packages -----------------------------------------------------
-packages=(g++ cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev ca-certificates)
+packages=(g++ cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev ca-certificates
+          "${extra_packages[@]}")
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 apt_updated=0
 if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$backend" = cuda ] && ! grep -rqsE '^(deb .*non-free|Components:.*non-free)' \
+       /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+    say "adding Debian $codename contrib/non-free (CUDA 11.8 lives there)"
+    printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: contrib non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$codename" "$codename" | "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/qrita-non-free.sources >/dev/null
+  fi
   say "installing Debian packages: ${missing[*]}"
   "${sudo_cmd[@]}" apt-get update -qq
   apt_updated=1
@@ -110,9 +144,25 @@ else
 fi
 
 # --- 3. Build and install Kokkos + Kokkos Kernels ---------------------------
+if [ "$backend" = cuda ]; then
+  cxx=$kokkos_src/bin/nvcc_wrapper
+  # Some machine images link a newer CUDA's headers into /usr/local/include,
+  # which the host compiler searches before /usr/include, so nvcc 11.8 would
+  # see CUDA 13 headers. The shim holds links back to /usr/include for each
+  # such name and comes first on the include path (empty when not needed).
+  rm -rf "$cuda_shim"; mkdir -p "$cuda_shim"
+  if [ -d /usr/local/include ]; then
+    for entry in /usr/local/include/*; do
+      name=$(basename "$entry")
+      [ -e "/usr/include/$name" ] && ln -s "/usr/include/$name" "$cuda_shim/$name"
+    done
+  fi
+  command -v nvcc >/dev/null && nvcc --version | grep -q "release 11\." || {
+    echo "install-deps: nvcc on PATH is not CUDA 11 ($(command -v nvcc || echo none))" >&2; exit 1; }
+fi
 prefix=$deps_dir/kokkos-$backend
 stamp=$prefix/.qrita-stamp
-want="kokkos=$kokkos_version backend=$backend cxx=$(command -v g++)"
+want="kokkos=$kokkos_version backend=$backend cxx=$cxx flags=$cxx_flags"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -z "${QRITA_DEPS_FORCE:-}" ]; then
   say "Kokkos $kokkos_version ($backend): installed in $prefix"
 else
@@ -120,6 +170,7 @@ else
   rm -rf "$deps_dir/build-kokkos-$backend" "$deps_dir/build-kernels-$backend" "$prefix"
   logged kokkos-$backend-configure cmake -S "$kokkos_src" -B "$deps_dir/build-kokkos-$backend" \
     -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
+    -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$cxx_flags" \
     -DCMAKE_INSTALL_PREFIX="$prefix" "${kokkos_backend_flags[@]}"
   logged kokkos-$backend-build cmake --build "$deps_dir/build-kokkos-$backend" -j "$jobs"
   logged kokkos-$backend-install cmake --install "$deps_dir/build-kokkos-$backend"
@@ -127,6 +178,7 @@ else
   say "building Kokkos Kernels $kokkos_version (headers and library, no explicit instantiations)"
   logged kernels-$backend-configure cmake -S "$kernels_src" -B "$deps_dir/build-kernels-$backend" \
     -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
+    -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$cxx_flags" \
     -DKokkos_ROOT="$prefix" -DCMAKE_INSTALL_PREFIX="$prefix" \
     -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF \
     -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF \

@@ -82,7 +82,7 @@ TEST(Keys, MassTargetIsTheCeiling) {
 }
 
 TEST(Keys, PaperTablesAreMonotoneAndIndexedByFraction) {
-  const SigmaTables t;
+  const SigmaTables t{};
   for (int i = 1; i < 200; ++i) {
     EXPECT_LE(t.topk[i], t.topk[i - 1]) << i;
     EXPECT_LE(t.topp[i], t.topp[i - 1]) << i;

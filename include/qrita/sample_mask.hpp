@@ -88,6 +88,58 @@ void check_column_extent(View const& v, const char* name, std::size_t batch) {
                      " (one per row of 'logits')");
 }
 
+// How a call is laid out on the device: decided from the sizes and the
+// options alone, so that callers can ask for it before calling.
+struct LaunchConfig {
+  int team_size          = 1;
+  std::int64_t league    = 1;
+  int capacity           = 0;  // candidate buffer entries per team (level 0)
+  std::size_t level0     = 0;  // team scratch bytes per team (on chip)
+  std::size_t level1     = 0;  // device-memory scratch bytes per team
+};
+
+template <class ExecutionSpace>
+LaunchConfig launch_config(ExecutionSpace const& space, std::int64_t batch,
+                           int vocab, Options const& opts) {
+  using Kernel   = MaskKernel<ExecutionSpace>;
+  using Defaults = BackendDefaults<ExecutionSpace>;
+  LaunchConfig cfg;
+
+  // Candidate buffer: as asked (or the default), clamped to the team
+  // scratch the backend allows. A smaller buffer changes speed, not answers.
+  typename Kernel::policy_type probe(space, 1, 1);
+  const std::size_t max_scratch = std::size_t(probe.scratch_size_max(0));
+  int capacity = opts.candidate_capacity > 0 ? opts.candidate_capacity
+                                             : Defaults::candidate_capacity;
+  const std::size_t fixed = Kernel::scratch_bytes(0);
+  const std::size_t room  = max_scratch > fixed + 64 ? max_scratch - fixed - 64 : 0;
+  if (std::size_t(capacity) * sizeof(float) > room)
+    capacity = int(room / sizeof(float));
+  cfg.capacity = capacity;
+  cfg.level0   = Kernel::scratch_bytes(capacity);
+  (void)vocab;
+
+  Kernel probe_kernel{};
+  const int team_max =
+      probe.set_scratch_size(0, Kokkos::PerTeam(int(cfg.level0)))
+          .team_size_max(probe_kernel, Kokkos::ParallelForTag());
+  int team_size = opts.team_size > 0 ? opts.team_size : Defaults::team_size;
+  if (opts.team_size > team_max)
+    invalid_argument("Options::team_size is " + std::to_string(opts.team_size) +
+                     ", more than the backend allows here (" +
+                     std::to_string(team_max) + ")");
+  if (team_size > team_max) team_size = team_max;
+  cfg.team_size = floor_power_of_two(team_size);
+
+  // Persistent league: as many teams as run at once, at most one per row.
+  std::int64_t league = space.concurrency() / cfg.team_size;
+  if (league < 1) league = 1;
+  if (opts.max_teams > 0 && league > opts.max_teams) league = opts.max_teams;
+  if (league > batch) league = batch;
+  cfg.league = league < 1 ? 1 : league;
+  return cfg;
+}
+
 // One instantiation per execution space: views are reduced to pointers and
 // strides once validated.
 template <class ExecutionSpace>
@@ -96,8 +148,8 @@ void launch(ExecutionSpace const& space, float* logits, std::int64_t batch,
             std::int64_t k_stride, const float* p, std::int64_t p_stride,
             RowStats* stats, Options const& opts) {
   using Kernel = MaskKernel<ExecutionSpace>;
-  using Defaults = BackendDefaults<ExecutionSpace>;
   if (batch == 0 || vocab == 0) return;
+  const LaunchConfig cfg = launch_config(space, batch, vocab, opts);
 
   Kernel kernel{logits, k, p, stats, KernelParams{}, SigmaTables{}};
   KernelParams& prm = kernel.prm;
@@ -111,38 +163,11 @@ void launch(ExecutionSpace const& space, float* logits, std::int64_t batch,
   prm.binary_search = opts.search == Search::binary;
   prm.weight_scale =
       static_cast<float>(std::uint64_t{1} << weight_fraction_bits(vocab));
+  prm.capacity = cfg.capacity;
 
-  // Candidate buffer: as asked (or the default), clamped to the team
-  // scratch the backend allows. A smaller buffer changes speed, not answers.
-  typename Kernel::policy_type probe(space, 1, 1);
-  const std::size_t max_scratch = std::size_t(probe.scratch_size_max(0));
-  int capacity = opts.candidate_capacity > 0 ? opts.candidate_capacity
-                                             : Defaults::candidate_capacity;
-  const std::size_t fixed = Kernel::scratch_bytes(0);
-  const std::size_t room  = max_scratch > fixed + 64 ? max_scratch - fixed - 64 : 0;
-  if (std::size_t(capacity) * sizeof(float) > room)
-    capacity = int(room / sizeof(float));
-  prm.capacity = capacity;
-
-  const int team_max =
-      probe.set_scratch_size(0, Kokkos::PerTeam(int(Kernel::scratch_bytes(capacity))))
-          .team_size_max(kernel, Kokkos::ParallelForTag());
-  int team_size = opts.team_size > 0 ? opts.team_size : Defaults::team_size;
-  if (opts.team_size > team_max)
-    invalid_argument("Options::team_size is " + std::to_string(opts.team_size) +
-                     ", more than the backend allows here (" +
-                     std::to_string(team_max) + ")");
-  if (team_size > team_max) team_size = team_max;
-  team_size = floor_power_of_two(team_size);
-
-  // Persistent league: as many teams as run at once, at most one per row.
-  std::int64_t league = space.concurrency() / team_size;
-  if (league < 1) league = 1;
-  if (opts.max_teams > 0 && league > opts.max_teams) league = opts.max_teams;
-  if (league > batch) league = batch;
-
-  typename Kernel::policy_type policy(space, int(league), team_size);
-  policy.set_scratch_size(0, Kokkos::PerTeam(int(Kernel::scratch_bytes(capacity))));
+  typename Kernel::policy_type policy(space, int(cfg.league), cfg.team_size);
+  policy.set_scratch_size(0, Kokkos::PerTeam(int(cfg.level0)));
+  if (cfg.level1 > 0) policy.set_scratch_size(1, Kokkos::PerTeam(int(cfg.level1)));
   Kokkos::parallel_for("qrita::sample_mask", policy, kernel);
 }
 
@@ -286,6 +311,23 @@ void sample_mask(LogitsView const& logits, FilterView const& k_or_p,
   Kokkos::fence();
   sample_mask(space_type(), logits, k_or_p, opts);
   Kokkos::fence();
+}
+
+/// Device memory a call on `batch` x `vocab` logits with these options uses
+/// besides its arguments, in bytes: the device-memory part of the teams'
+/// scratch (the on-chip part is not counted). Kokkos keeps that scratch
+/// between calls, so repeated calls allocate nothing.
+template <class ExecutionSpace, class = detail::if_space<ExecutionSpace>>
+std::size_t workspace_bytes(ExecutionSpace const& space, std::int64_t batch,
+                            std::int64_t vocab, Options const& opts = Options{}) {
+  detail::check_options(opts);
+  if (batch <= 0 || vocab <= 0) return 0;
+  if (vocab > std::int64_t(INT_MAX))
+    detail::invalid_argument("vocab " + std::to_string(vocab) +
+                             " is above the supported " + std::to_string(INT_MAX));
+  const detail::LaunchConfig cfg =
+      detail::launch_config(space, batch, int(vocab), opts);
+  return cfg.level1 * std::size_t(cfg.league);
 }
 
 }  // namespace qrita
