@@ -60,6 +60,10 @@ case "$backend" in
     extra_packages=(hipcc libamdhip64-dev)
     cxx=hipcc
     kokkos_backend_flags=(-DKokkos_ENABLE_HIP=ON -DKokkos_ENABLE_SERIAL=ON -DKokkos_ARCH_VEGA908=ON)
+    # hipcc probes the machine's GPU (rocm_agent_enumerator) for any compile
+    # or link without an explicit target, such as CMake's compiler checks;
+    # with no GPU that prints a Python traceback. Name the target instead.
+    export HCC_AMDGPU_TARGET="${HCC_AMDGPU_TARGET:-gfx908}"
     ;;
   *) echo "install-deps: backend '$backend' is not supported (openmp, serial, cuda, hip)" >&2; exit 2 ;;
 esac
