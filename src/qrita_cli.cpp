@@ -55,6 +55,10 @@ masking:
   --keep-ties            keep the whole tie group at the boundary
                          (Options::ties = Ties::keep_all; not exact, so rows
                          with such ties differ from the oracle)
+  --team-size N          threads per team (Options::team_size; 0: default)
+  --capacity N           candidate buffer entries per team
+                         (Options::candidate_capacity; 0: default)
+  --max-teams N          cap on the persistent league (Options::max_teams)
 
 output:
   --output FILE.npy      write the masked logits
@@ -193,6 +197,11 @@ Config parse(int argc, char** argv) {
     } else if (arg == "--keep-ties") {
       no_value();
       c.opts.ties = qrita::Ties::keep_all;
+    } else if (arg == "--team-size" || arg == "--capacity" || arg == "--max-teams") {
+      const int n = parse_number<int>(arg, value());
+      if (n < 0) throw UsageError(fmt::format("{} must be >= 0, got {}", arg, n));
+      (arg == "--team-size" ? c.opts.team_size
+                            : arg == "--capacity" ? c.opts.candidate_capacity : c.opts.max_teams) = n;
     } else {
       throw UsageError(fmt::format("{} '{}'",
                                    arg.rfind('-', 0) == 0 ? "unknown option" : "unexpected argument",
@@ -280,6 +289,10 @@ int run(const Config& cfg, const Batch& in) {
              format_p(cfg.p), cfg.opts.sigma_truncation ? "on" : "off",
              cfg.opts.search == qrita::Search::binary ? "binary" : "quaternary",
              cfg.opts.ties == qrita::Ties::keep_all ? "keep-all" : "exact");
+  const qrita::LaunchPlan plan = qrita::plan(space, batch, vocab, cfg.opts);
+  fmt::print("launch: {} teams x {} threads, {} candidates ({} B scratch) per team, {} B workspace\n",
+             plan.league_size, plan.team_size, plan.candidate_capacity, plan.team_scratch_bytes,
+             plan.workspace_bytes);
   if (!cfg.save_input.empty()) {
     qrita::npy::write_float32_2d(cfg.save_input, in.values.data(), batch, vocab);
     fmt::print("saved the input to {}\n", cfg.save_input);
@@ -338,6 +351,34 @@ int run(const Config& cfg, const Batch& in) {
   }
   if (batch > shown)
     fmt::print("... ({} more row{})\n", batch - shown, batch - shown == 1 ? "" : "s");
+
+  // Every row, summarised: which way each stage went, passes, outliers.
+  {
+    std::int64_t topk_paths[6] = {}, topp_paths[6] = {};
+    std::int64_t k_passes = 0, p_passes = 0, outliers = 0, max_outliers = 0;
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const qrita::RowStats& s = row_stats(b);
+      topk_paths[std::clamp(int(s.topk_path), 0, 5)] += 1;
+      topp_paths[std::clamp(int(s.topp_path), 0, 5)] += 1;
+      k_passes += s.topk_passes;
+      p_passes += s.topp_passes;
+      outliers += s.outliers;
+      max_outliers = std::max<std::int64_t>(max_outliers, s.outliers);
+    }
+    const auto paths = [](const std::int64_t* n) {
+      std::string out;
+      for (int i = 0; i < 6; ++i)
+        if (n[i] > 0)
+          out += fmt::format("{}{} {}", out.empty() ? "" : ", ",
+                             path_name(qrita::RowPath(i)), n[i]);
+      return out;
+    };
+    const double rows = batch > 0 ? double(batch) : 1.0;
+    fmt::print("paths: top-k {} | top-p {}\n", paths(topk_paths), paths(topp_paths));
+    fmt::print("passes (mean): top-k {:.1f}, top-p {:.1f}; outliers: mean {:.0f}, max {}\n",
+               double(k_passes) / rows, double(p_passes) / rows, double(outliers) / rows,
+               max_outliers);
+  }
 
   const double bytes = double(batch) * double(vocab) * sizeof(float);
   fmt::print("\ntiming: {} call{}, each on a fresh copy of the input\n", cfg.repeat,

@@ -1,14 +1,20 @@
 // Randomised property test: thousands of rows against the oracle, mixing
 // logit shapes, vocab sizes from 1 to 262208 and per-row k and p (disabled
 // rows included). Top-k sets must match exactly; top-p by SEMANTICS.md's rule.
-// QRITA_TEST_SEED=<n> replays another seed.
+// QRITA_TEST_SEED=<n> replays another seed. QRITA_TEST_LARGE=1 adds serving
+// sizes (batch 1024 at vocab 128256 and 262208), which take a minute of host
+// time for the oracle: the GPU run script sets it.
 
 #include "support.hpp"
 #include "synthetic.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <random>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -90,6 +96,39 @@ TYPED_TEST(Random, AgainstOracle) {
     rows += batch;
   }
   EXPECT_GT(rows, 4000);
+}
+
+// Serving sizes: whole batches of 1024 rows, the mixed row shapes and
+// per-row k and p of the test above. The oracle runs on every host core.
+TYPED_TEST(Random, ServingSizes) {
+  const char* large = std::getenv("QRITA_TEST_LARGE");
+  if (large == nullptr || std::string(large) != "1")
+    GTEST_SKIP() << "set QRITA_TEST_LARGE=1 to run batch 1024 at vocab 128256 and 262208";
+  const std::uint64_t seed = base_seed() + 1;
+  SCOPED_TRACE("QRITA_TEST_SEED=" + std::to_string(base_seed()));
+  std::mt19937_64 rng(seed);
+  for (std::int64_t vocab : {128256, 262208}) {
+    Batch b(1024, vocab);
+    for (std::int64_t r = 0; r < b.batch; ++r) {
+      random_row(b.row(r), vocab, rng);
+      b.k[r] = random_k(rng, vocab);
+      b.p[r] = random_p(rng);
+    }
+    const qtest::Result out = qtest::run<TypeParam>(b);
+    const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::string> problems(std::size_t(b.batch));
+    std::vector<std::thread> pool;
+    for (unsigned w = 0; w < workers; ++w)
+      pool.emplace_back([&, w]() {
+        for (std::int64_t r = w; r < b.batch; r += workers)
+          problems[std::size_t(r)] = qrita::oracle::verify(
+              b.row(r), out.logits.data() + r * b.stride, vocab, b.k[std::size_t(r)],
+              b.p[std::size_t(r)]);
+      });
+    for (auto& t : pool) t.join();
+    for (std::int64_t r = 0; r < b.batch; ++r)
+      EXPECT_EQ(problems[std::size_t(r)], "") << "vocab " << vocab << ", row " << r;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #ifndef QRITA_OPTIONS_HPP
 #define QRITA_OPTIONS_HPP
 
+#include <cstddef>
 #include <cstdint>
 
 namespace qrita {
@@ -56,6 +57,19 @@ struct RowStats {
   std::int16_t topk_passes;  // pivot-search passes (each reads the set once)
   std::int16_t topp_passes;
   std::int32_t outliers;     // entries above the truncation threshold
+};
+
+// How a call is laid out (qrita::plan): what the options and the backend's
+// limits resolve to.
+struct LaunchPlan {
+  int team_size          = 0;  // threads per team
+  std::int64_t league_size = 0;  // persistent teams (<= batch)
+  int candidate_capacity = 0;  // outliers a team gathers on chip
+  std::size_t team_scratch_bytes = 0;  // on-chip scratch per team
+  // Device memory the call uses besides its arguments (device-memory team
+  // scratch, which Kokkos keeps between calls: repeated calls allocate
+  // nothing).
+  std::size_t workspace_bytes = 0;
 };
 
 }  // namespace qrita

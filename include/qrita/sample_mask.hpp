@@ -313,21 +313,34 @@ void sample_mask(LogitsView const& logits, FilterView const& k_or_p,
   Kokkos::fence();
 }
 
-/// Device memory a call on `batch` x `vocab` logits with these options uses
-/// besides its arguments, in bytes: the device-memory part of the teams'
-/// scratch (the on-chip part is not counted). Kokkos keeps that scratch
-/// between calls, so repeated calls allocate nothing.
+/// How sample_mask lays out a call on `batch` x `vocab` logits with these
+/// options on `space`: the same computation the call makes, without
+/// launching anything.
 template <class ExecutionSpace, class = detail::if_space<ExecutionSpace>>
-std::size_t workspace_bytes(ExecutionSpace const& space, std::int64_t batch,
-                            std::int64_t vocab, Options const& opts = Options{}) {
+LaunchPlan plan(ExecutionSpace const& space, std::int64_t batch,
+                std::int64_t vocab, Options const& opts = Options{}) {
   detail::check_options(opts);
-  if (batch <= 0 || vocab <= 0) return 0;
   if (vocab > std::int64_t(INT_MAX))
     detail::invalid_argument("vocab " + std::to_string(vocab) +
                              " is above the supported " + std::to_string(INT_MAX));
+  LaunchPlan out;
+  if (batch <= 0 || vocab <= 0) return out;
   const detail::LaunchConfig cfg =
       detail::launch_config(space, batch, int(vocab), opts);
-  return cfg.level1 * std::size_t(cfg.league);
+  out.team_size              = cfg.team_size;
+  out.league_size            = cfg.league;
+  out.candidate_capacity     = cfg.capacity;
+  out.team_scratch_bytes     = cfg.level0;
+  out.workspace_bytes        = cfg.level1 * std::size_t(cfg.league);
+  return out;
+}
+
+/// Device memory a call uses besides its arguments, in bytes (see
+/// LaunchPlan::workspace_bytes).
+template <class ExecutionSpace, class = detail::if_space<ExecutionSpace>>
+std::size_t workspace_bytes(ExecutionSpace const& space, std::int64_t batch,
+                            std::int64_t vocab, Options const& opts = Options{}) {
+  return plan(space, batch, vocab, opts).workspace_bytes;
 }
 
 }  // namespace qrita

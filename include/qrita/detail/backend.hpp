@@ -23,6 +23,14 @@ struct BackendDefaults {
       Kokkos::SpaceAccessibility<ExecutionSpace,
                                  Kokkos::HostSpace>::accessible;
   static constexpr int team_size = runs_on_host ? 1 : 512;
+  // Device kernels are compiled for teams of up to 1024 threads with one
+  // team per multiprocessor, which caps them at 64 registers a thread
+  // (NVIDIA; on AMD, 1024 threads is what the kernel must allow). Without a
+  // cap the mask kernel takes 83 registers on sm_90, and a multiprocessor
+  // then holds a single team of 512: one row in flight per SM, too few
+  // bytes in flight to keep HBM busy while a team searches.
+  using launch_bounds = typename std::conditional<
+      runs_on_host, Kokkos::LaunchBounds<>, Kokkos::LaunchBounds<1024, 1>>::type;
   // Entries a team gathers in level-0 scratch (before clamping to the
   // backend's scratch limit). The paper measures a few hundred to a few
   // thousand outliers per row on real models at k = 50 / p = 0.9.

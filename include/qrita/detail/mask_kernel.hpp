@@ -50,12 +50,12 @@ KOKKOS_INLINE_FUNCTION weight_type mass_target(float p, double total) {
 
 template <class ExecutionSpace>
 struct MaskKernel {
-  using policy_type   = Kokkos::TeamPolicy<ExecutionSpace>;
+  using policy_type   = Kokkos::TeamPolicy<
+      ExecutionSpace, typename BackendDefaults<ExecutionSpace>::launch_bounds>;
   using member_type   = typename policy_type::member_type;
   using scratch_space = typename ExecutionSpace::scratch_memory_space;
   using float_scratch  = Kokkos::View<float*, scratch_space, Kokkos::MemoryUnmanaged>;
   using int_scratch    = Kokkos::View<int*, scratch_space, Kokkos::MemoryUnmanaged>;
-  using double_scratch = Kokkos::View<double*, scratch_space, Kokkos::MemoryUnmanaged>;
 
   float* logits;
   const int* k;      // nullptr: no top-k on any row
@@ -65,17 +65,15 @@ struct MaskKernel {
   SigmaTables tables;
 
   static std::size_t scratch_bytes(int capacity) {
-    return float_scratch::shmem_size(std::size_t(capacity)) + int_scratch::shmem_size(1) +
-           double_scratch::shmem_size(3 * sample_chunks);
+    return float_scratch::shmem_size(std::size_t(capacity)) + int_scratch::shmem_size(1);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(member_type const& team) const {
     float_scratch buffer(team.team_scratch(0), std::size_t(prm.capacity));
     int_scratch counter(team.team_scratch(0), 1);
-    double_scratch partial(team.team_scratch(0), 3 * sample_chunks);
     for (std::int64_t r = team.league_rank(); r < prm.batch;
          r += team.league_size()) {
-      mask_row(team, r, buffer.data(), counter.data(), partial.data());
+      mask_row(team, r, buffer.data(), counter.data());
     }
   }
 
@@ -93,9 +91,33 @@ struct MaskKernel {
                            lo, hi);
   }
 
+  // delta of the truncation threshold t = mu + delta * sigma.
+  //
+  // Top-k: the paper's quantile for k / V less its margin. Top-p alone: the
+  // paper's delta_p less its margin; on a Gaussian bulk that gathers about a
+  // fifth of the row, more than the buffer holds at LLM vocabularies, and an
+  // overflowing row is searched whole. So t is raised, where needed, to the
+  // bulk quantile that leaves about half the buffer above it: real logits
+  // hold nearly all their softmax mass in a few hundred outliers, which such
+  // a t keeps (the hit test decides; a miss costs time, never exactness).
+  // Top-k's t is raised the same way, but never above its margin-free
+  // quantile.
+  KOKKOS_INLINE_FUNCTION float truncation_delta(bool topk, int kr,
+                                                float pr) const {
+    const double vocab = double(prm.vocab);
+    const float fit    = tables.topk[table_index(0.5 * prm.capacity / vocab)];
+    if (topk) {
+      const float dk = tables.topk[table_index(double(kr) / vocab)];
+      const float lo = with_margin(dk);
+      const float up = fit < dk ? fit : dk;
+      return lo > up ? lo : up;
+    }
+    const float dp = with_margin(tables.topp[table_index(double(pr))]);
+    return dp > fit ? dp : fit;
+  }
+
   KOKKOS_INLINE_FUNCTION void mask_row(member_type const& team, std::int64_t r,
-                                       float* buffer, int* counter,
-                                       double* partial) const {
+                                       float* buffer, int* counter) const {
     float* row      = logits + r * prm.row_stride;
     const int vocab = prm.vocab;
 
@@ -119,9 +141,7 @@ struct MaskKernel {
     const float nan = bits_as_float(0x7FC00000u);
     float t         = nan;
     if (prm.truncation) {
-      float delta = topk ? tables.topk[table_index(double(kr) / vocab)]
-                         : tables.topp[table_index(double(pr))];
-      t = sample_threshold(team, row, vocab, with_margin(delta), partial);
+      t = sample_threshold(team, row, vocab, truncation_delta(topk, kr, pr));
     }
     const bool have_t    = t == t;
     const bool want_tail = have_t && topp && !topk;

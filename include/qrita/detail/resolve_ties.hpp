@@ -10,6 +10,7 @@
 // real logits, no scan is needed and the pass is a plain masked write.
 
 #include <qrita/detail/keys.hpp>
+#include <qrita/detail/row_access.hpp>
 
 namespace qrita {
 namespace detail {
@@ -29,10 +30,28 @@ KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, float* row,
   const float neg_inf = bits_as_float(neg_inf_bits);
   const float cut     = key_value(K);
   if (keep >= group_in_row) {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, vocab), [&](int i) {
-      const float z = row[i];
-      if (!(z >= cut) && float_as_bits(z) != neg_inf_bits) row[i] = neg_inf;
-    });
+    // Groups of four are read and, when any of them changes, written whole
+    // (the unchanged ones with their own bits).
+    const RowSplit split = split_row(row, vocab);
+    Kokkos::parallel_for(
+        Kokkos::TeamThreadRange(team, split.iterations()), [&](int i) {
+          if (i < split.body) {
+            float* at       = row + split.head + 4 * i;
+            Float4 x        = load4(at);
+            bool changed    = false;
+            for (int c = 0; c < 4; ++c) {
+              if (!(x.v[c] >= cut) && float_as_bits(x.v[c]) != neg_inf_bits) {
+                x.v[c]  = neg_inf;
+                changed = true;
+              }
+            }
+            if (changed) store4(at, x);
+          } else {
+            const int j   = split.loose_column(i);
+            const float z = row[j];
+            if (!(z >= cut) && float_as_bits(z) != neg_inf_bits) row[j] = neg_inf;
+          }
+        });
   } else {
     Kokkos::parallel_scan(
         Kokkos::TeamThreadRange(team, vocab),

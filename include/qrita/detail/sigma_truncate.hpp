@@ -11,17 +11,13 @@
 
 #include <qrita/detail/keys.hpp>
 #include <qrita/detail/reducers.hpp>
+#include <qrita/detail/row_access.hpp>
 
 namespace qrita {
 namespace detail {
 
 // mu and sigma come from the first sample_size entries, as in the paper.
-constexpr int sample_size   = 4096;
-// The sample is summed in this many fixed chunks, each by one thread, and
-// the chunk sums are combined in chunk order: the threshold is then bitwise
-// the same whatever the team size, which keeps every later decision
-// deterministic.
-constexpr int sample_chunks = 64;
+constexpr int sample_size = 4096;
 // The paper lowers the table's delta by 20% of its magnitude as a margin.
 constexpr float sigma_margin = 0.2f;
 
@@ -35,51 +31,63 @@ KOKKOS_INLINE_FUNCTION float with_margin(float delta) {
   return delta - sigma_margin * (delta < 0.0f ? -delta : delta);
 }
 
+// Moments of the sample in fixed point. Every sample entry is taken as
+// d = z - shift, clamped to +-2^15 and truncated to a multiple of 2^-16;
+// sums of d and d^2 are then integer sums, exact and independent of the
+// order in which the team adds them. The threshold is thus bitwise the same
+// whatever the team size or backend, which keeps every later decision
+// deterministic, and every thread of the team takes part in one coalesced
+// read. (The clamp and the rounding only move t, never the answer.)
+struct SampleSums {
+  std::int64_t s;    // sum of d * 2^16
+  std::int64_t s2;   // sum of d^2 * 2^16
+  std::int64_t cnt;  // finite entries
+
+  KOKKOS_INLINE_FUNCTION static void init(SampleSums& v) {
+    v.s = 0;
+    v.s2 = 0;
+    v.cnt = 0;
+  }
+  KOKKOS_INLINE_FUNCTION static void join(SampleSums& a, const SampleSums& b) {
+    a.s += b.s;
+    a.s2 += b.s2;
+    a.cnt += b.cnt;
+  }
+};
+
+constexpr double sample_unit  = 65536.0;  // 2^16
+constexpr double sample_limit = 32767.0;  // |d| clamp: q * q < 2^62
+
 // Returns t = mu + delta * sigma of the row's first entries (finite ones
 // only), or NaN when no such threshold exists (no finite entry in the
-// sample, or the moments overflow). `partial` is team scratch holding
-// 3 * sample_chunks doubles.
+// sample).
 template <class Member>
 KOKKOS_INLINE_FUNCTION float sample_threshold(Member const& team,
                                               const float* row, int vocab,
-                                              float delta, double* partial) {
+                                              float delta) {
   const int n = vocab < sample_size ? vocab : sample_size;
-  // Shifting by the first entry keeps E[x^2] - E[x]^2 well conditioned when
-  // logits carry a large common offset.
-  const float first = row[0];
+  // Shifting by the first entry keeps the sums small when logits carry a
+  // large common offset.
+  const float first  = row[0];
   const double shift = is_finite_value(first) ? double(first) : 0.0;
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sample_chunks),
-                       [&](int c) {
-                         const int b = int((std::int64_t(n) * c) / sample_chunks);
-                         const int e =
-                             int((std::int64_t(n) * (c + 1)) / sample_chunks);
-                         double s = 0.0, s2 = 0.0, cnt = 0.0;
-                         for (int i = b; i < e; ++i) {
-                           const float z = row[i];
-                           if (is_finite_value(z)) {
-                             const double d = double(z) - shift;
-                             s += d;
-                             s2 += d * d;
-                             cnt += 1.0;
-                           }
-                         }
-                         partial[c]                     = s;
-                         partial[sample_chunks + c]     = s2;
-                         partial[2 * sample_chunks + c] = cnt;
-                       });
-  team.team_barrier();
-  double s = 0.0, s2 = 0.0, cnt = 0.0;
-  for (int c = 0; c < sample_chunks; ++c) {
-    s += partial[c];
-    s2 += partial[sample_chunks + c];
-    cnt += partial[2 * sample_chunks + c];
-  }
-  // Every thread must have read the partials before the next row's sample
-  // overwrites them.
-  team.team_barrier();
-  if (cnt == 0.0) return bits_as_float(0x7FC00000u);
-  const double mean = s / cnt;
-  double var        = s2 / cnt - mean * mean;
+  SampleSums sums;
+  team_reduce(
+      team, n,
+      [&](int i, SampleSums& acc) {
+        const float z = row[i];
+        if (!is_finite_value(z)) return;
+        double d = double(z) - shift;
+        d = d > sample_limit ? sample_limit : (d < -sample_limit ? -sample_limit : d);
+        const std::int64_t q = static_cast<std::int64_t>(d * sample_unit);
+        acc.s += q;
+        acc.s2 += (q * q) >> 16;
+        acc.cnt += 1;
+      },
+      StructReducer<SampleSums>(sums));
+  if (sums.cnt == 0) return bits_as_float(0x7FC00000u);
+  const double cnt  = double(sums.cnt);
+  const double mean = double(sums.s) / (cnt * sample_unit);
+  double var        = double(sums.s2) / (cnt * sample_unit) - mean * mean;
   if (!(var > 0.0)) var = 0.0;
   const double t = shift + mean + double(delta) * sqrt_d(var);
   const float tf = static_cast<float>(t);
@@ -119,20 +127,28 @@ KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const float* row,
                                         int capacity, int* counter,
                                         bool want_tail, float scale) {
   RowScan result;
+  const auto visit = [&](float z, RowScan& acc) {
+    const key_type key = order_key(z);
+    if (!is_candidate(key)) return;
+    acc.candidates += 1;
+    if (key > acc.max_key) acc.max_key = key;
+    if (key < acc.min_key) acc.min_key = key;
+    if (z > t) {
+      const int pos = Kokkos::atomic_fetch_add(counter, 1);
+      if (pos < capacity) buffer[pos] = z;
+    } else if (want_tail) {
+      acc.tail += fixed_weight(z, t, scale);
+    }
+  };
+  const RowSplit split = split_row(row, vocab);
   team_reduce(
-      team, vocab,
+      team, split.iterations(),
       [&](int i, RowScan& acc) {
-        const float z      = row[i];
-        const key_type key = order_key(z);
-        if (!is_candidate(key)) return;
-        acc.candidates += 1;
-        if (key > acc.max_key) acc.max_key = key;
-        if (key < acc.min_key) acc.min_key = key;
-        if (z > t) {
-          const int pos = Kokkos::atomic_fetch_add(counter, 1);
-          if (pos < capacity) buffer[pos] = z;
-        } else if (want_tail) {
-          acc.tail += fixed_weight(z, t, scale);
+        if (i < split.body) {
+          const Float4 x = load4(row + split.head + 4 * i);
+          for (int c = 0; c < 4; ++c) visit(x.v[c], acc);
+        } else {
+          visit(row[split.loose_column(i)], acc);
         }
       },
       StructReducer<RowScan>(result));

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds the CUDA test, perf and CLI binaries on this (CPU) machine and packs
+# them, with the shared libraries they need that a GPU machine may lack
+# (libcudart 11.8, fmt, Google Benchmark, ...), into one folder to copy to a
+# GPU machine. There, `scripts/gpu-run.sh` runs everything in one go.
+#
+#   scripts/gpu-pack.sh [--out DIR] [--skip-build]
+#
+# DIR defaults to ship/ in the repository (git-ignored). Needs the CUDA
+# set-up first: scripts/install-deps.sh --backend cuda (the `cuda` preset).
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=$repo/ship
+build=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=$2; shift 2 ;;
+    --out=*) out=${1#*=}; shift ;;
+    --skip-build) build=0; shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "gpu-pack: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+cd "$repo"
+say() { printf '[qrita gpu-pack] %s\n' "$*"; }
+
+if [ $build -eq 1 ]; then
+  [ -x build/deps/kokkos-cuda/bin/nvcc_wrapper ] || {
+    echo "gpu-pack: no CUDA Kokkos; run scripts/install-deps.sh --backend cuda first" >&2; exit 1; }
+  say "configuring and building the cuda preset (tests, perf, CLI)"
+  cmake --preset cuda > /dev/null
+  cmake --build --preset cuda --target qrita_tests qrita_perf qrita-cli
+fi
+
+bins=(build/cuda/tests/qrita_tests build/cuda/perf/qrita_perf build/cuda/src/qrita-cli)
+for b in "${bins[@]}"; do
+  [ -x "$b" ] || { echo "gpu-pack: $b is missing (build the cuda preset)" >&2; exit 1; }
+done
+
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib"
+cp "${bins[@]}" "$out/bin/"
+
+# Every shared library the binaries load, except the C library family and
+# the CUDA driver (libcuda comes with the GPU machine's driver).
+skip='^(libc|libm|libdl|libpthread|librt|ld-linux[^ ]*|libcuda|linux-vdso)\.so'
+for b in "${bins[@]}"; do
+  ldd "$b" | awk '/=> \// {print $1, $3}' | while read -r name path; do
+    if ! [[ $name =~ $skip ]]; then cp -L "$path" "$out/lib/$name"; fi
+  done
+done
+
+cat > "$out/MANIFEST" <<EOF
+qrita GPU bundle
+commit:  $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include src tests perf || echo " (with local changes)")
+built:   $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)
+nvcc:    $(PATH=/usr/bin:$PATH nvcc --version | tail -n1)
+kokkos:  $(cat build/deps/kokkos-cuda/.qrita-stamp 2>/dev/null || echo unknown)
+images:  sm_80 + sm_90 (NVCC_APPEND_FLAGS in the cuda preset)
+binaries: $(cd "$out/bin" && echo *)
+libraries: $(cd "$out/lib" && echo *)
+EOF
+say "packed into $out ($(du -sh "$out" | cut -f1)):"
+cat "$out/MANIFEST"

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Runs the whole GPU check on a machine with an NVIDIA GPU, from a bundle
+# made by scripts/gpu-pack.sh: the test suite (serving sizes included), the
+# suite under compute-sanitizer (memcheck and racecheck, reduced sizes), the
+# CLI against the oracle, and the perf suite. Everything lands in one folder.
+#
+#   scripts/gpu-run.sh [--bundle DIR] [--out DIR] [--skip STEP]... [-- PERF_FLAGS]
+#
+# STEP: tests, sanitizer, cli, perf, torch. PERF_FLAGS go to qrita_perf
+# (e.g. --benchmark_filter=qrita/serving). Defaults: bundle ship/, results
+# in results/<date>-<gpu>/. Exit status: non-zero if any check failed (the
+# later steps still run).
+set -uo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bundle=$repo/ship
+out=""
+skip=" "
+perf_flags=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bundle) bundle=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --skip) skip="$skip$2 "; shift 2 ;;
+    --) shift; perf_flags=("$@"); break ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "gpu-run: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+bin=$bundle/bin
+[ -x "$bin/qrita_tests" ] || { echo "gpu-run: no bundle in $bundle (run scripts/gpu-pack.sh)" >&2; exit 2; }
+export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | tr ' ' '-' || echo gpu)
+[ -n "$out" ] || out=$repo/results/$(date -u +%Y-%m-%d)-${gpu:-gpu}
+mkdir -p "$out"
+start=$(date +%s)
+failed=()
+step() { printf '\n==== [%4ds] %s\n' "$(( $(date +%s) - start ))" "$*" | tee -a "$out/summary.txt"; }
+wanted() { [[ $skip != *" $1 "* ]]; }
+record() {  # record NAME STATUS
+  if [ "$2" -ne 0 ]; then failed+=("$1"); echo "FAILED: $1 (exit $2)" | tee -a "$out/summary.txt"
+  else echo "ok: $1" | tee -a "$out/summary.txt"; fi
+}
+
+step "device"
+{
+  cat "$bundle/MANIFEST" 2>/dev/null
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+  date -u +%Y-%m-%dT%H:%M:%SZ
+} | tee "$out/device.txt"
+
+if wanted tests; then
+  step "test suite on Cuda and Serial, serving sizes included (QRITA_TEST_LARGE=1)"
+  QRITA_TEST_LARGE=1 "$bin/qrita_tests" --gtest_output="json:$out/tests.json" \
+    > "$out/tests.log" 2>&1
+  record tests $?
+  tail -n 3 "$out/tests.log" | tee -a "$out/summary.txt"
+fi
+
+if wanted sanitizer; then
+  if command -v compute-sanitizer > /dev/null; then
+    # Cuda tests only, without the large random batches (minutes under the tools).
+    filter='*Cuda*:-*Random*'
+    for tool in memcheck racecheck; do
+      step "compute-sanitizer --tool $tool ($filter)"
+      compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/qrita_tests" \
+        --gtest_filter="$filter" > "$out/sanitizer-$tool.log" 2>&1
+      record "sanitizer-$tool" $?
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/sanitizer-$tool.log" \
+        | tail -n 3 | tee -a "$out/summary.txt"
+    done
+  else
+    echo "compute-sanitizer not found: skipped" | tee -a "$out/summary.txt"
+  fi
+fi
+
+if wanted cli; then
+  step "qrita-cli against the oracle (1024 x 128256, k=50 p=0.9; p=0.7; k=10)"
+  : > "$out/cli.log"
+  for args in "--k 50 --p 0.9" "--k 0 --p 0.7" "--k 10 --p 1"; do
+    # shellcheck disable=SC2086
+    "$bin/qrita-cli" --batch 1024 --vocab 128256 $args --rows 4 >> "$out/cli.log" 2>&1
+    record "cli $args" $?
+  done
+  grep -E "time|copy|oracle" "$out/cli.log" | tee -a "$out/summary.txt"
+fi
+
+if wanted perf; then
+  step "perf suite (qrita_perf ${perf_flags[*]:-})"
+  "$bin/qrita_perf" --benchmark_out="$out/perf.json" --benchmark_out_format=json \
+    "${perf_flags[@]}" > "$out/perf.txt" 2>&1
+  record perf $?
+  tail -n 5 "$out/perf.txt"
+fi
+
+if wanted torch && [ -f "$repo/perf/torch_baseline.py" ]; then
+  if python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null; then
+    step "PyTorch sort-based baseline"
+    python3 "$repo/perf/torch_baseline.py" --out "$out/torch.json" > "$out/torch.log" 2>&1
+    record torch $?
+    tail -n 5 "$out/torch.log"
+  else
+    echo "no PyTorch with CUDA here: torch baseline skipped" | tee -a "$out/summary.txt"
+  fi
+fi
+
+step "done: results in $out"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "failed: ${failed[*]}" | tee -a "$out/summary.txt"
+  exit 1
+fi
+echo "all passed" | tee -a "$out/summary.txt"
