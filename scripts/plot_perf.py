@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Throughput figures from qrita_perf's JSON, like the Qrita paper's.
+
+    scripts/plot_perf.py RESULTS.json [MORE.json ...] [--out DIR]
+
+RESULTS.json is what `qrita_perf --benchmark_out=RESULTS.json` writes (Google
+Benchmark's JSON); more files are overlaid, e.g. the output of
+perf/torch_baseline.py. Writes into DIR (default docs/perf/):
+
+  throughput_V<vocab>.png  rows per ms against batch (both log scale), one
+                           panel per mode: qrita, the sort baseline, the copy
+                           floor (a read+write copy of the same logits) and
+                           any overlaid baselines (torch-*)
+  ablations_V<vocab>.png   qrita against the paper's ablations (no
+                           truncation, binary search, no duplicate handling)
+  shapes_V<vocab>.png      qrita on each input shape (serving, serving-bf16,
+                           flat, lm)
+  x_copy.png               qrita's time over the copy's, per vocabulary
+  summary.md               the same numbers as Markdown tables
+
+Needs matplotlib (Debian: apt-get install python3-matplotlib).
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import sys
+from collections import defaultdict
+
+MODES = ["k10", "p0.7", "k50p0.9", "rand"]
+MODE_TITLES = {"k10": "k=10, p=None", "p0.7": "k=None, p=0.7",
+               "k50p0.9": "k=50, p=0.9", "rand": "k=Rand, p=Rand"}
+STYLE = {  # kind: (label, colour, marker, linestyle)
+    "qrita": ("qrita", "tab:blue", "o", "-"),
+    "sort": ("sort (bitonic, Kokkos)", "tab:red", "s", "-"),
+    "torch-sort": ("PyTorch sort", "tab:orange", "^", "-"),
+    "torch-topk": ("PyTorch topk (top-k only)", "tab:purple", "v", "-"),
+    "copy": ("copy (memory floor)", "black", None, "-."),
+    "ablation-notrunc": ("no sigma-truncation", "tab:green", "D", "-"),
+    "ablation-binary": ("binary search", "tab:olive", "P", "--"),
+    "ablation-nodup": ("no duplicate handling", "tab:cyan", "X", ":"),
+}
+SHAPE_STYLE = {"serving": "tab:blue", "serving-bf16": "tab:orange",
+               "flat": "tab:gray", "lm": "tab:brown"}
+TIME_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}  # to milliseconds
+
+
+def parse_name(name):
+    """KIND/SHAPE/MODE/V:<v>/B:<b>[/...] or copy/V:<v>/B:<b>[/...]."""
+    parts = name.split("/")
+    v = next((p for p in parts if p.startswith("V:")), None)
+    b = next((p for p in parts if p.startswith("B:")), None)
+    if v is None or b is None:
+        return None
+    kind = parts[0]
+    shape = mode = None
+    if kind != "copy" and len(parts) >= 5:
+        shape, mode = parts[1], parts[2]
+    return kind, shape, mode, int(v[2:]), int(b[2:])
+
+
+def load(paths):
+    """{(kind, shape, mode, vocab, batch): {"rows_per_ms", "x_copy", ...}} and
+    the first file's context."""
+    samples = defaultdict(list)
+    context = {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        if not context:
+            context = data.get("context", {})
+        have_median = {b.get("run_name") for b in data.get("benchmarks", [])
+                       if b.get("aggregate_name") == "median"}
+        for b in data.get("benchmarks", []):
+            if b.get("error_occurred") or b.get("skipped"):
+                continue
+            if b.get("run_type") == "aggregate":
+                if b.get("aggregate_name") != "median":
+                    continue
+            elif b.get("run_name") in have_median:
+                continue  # repetitions: use their median
+            key = parse_name(b.get("run_name") or b["name"])
+            if key is None:
+                continue
+            rows = b.get("rows_per_ms")
+            if rows is None:
+                ms = b["real_time"] * TIME_UNIT.get(b.get("time_unit", "ns"), 1e-6)
+                rows = key[4] / ms if ms > 0 else float("nan")
+            samples[key].append({"rows_per_ms": rows, "x_copy": b.get("x_copy"),
+                                 "workspace_bytes": b.get("workspace_bytes"),
+                                 "mem_bytes": b.get("mem_bytes")})
+    results = {}
+    for key, runs in samples.items():
+        results[key] = {"rows_per_ms": statistics.median(r["rows_per_ms"] for r in runs)}
+        xs = [r["x_copy"] for r in runs if r["x_copy"] is not None]
+        results[key]["x_copy"] = statistics.median(xs) if xs else None
+        for extra in ("workspace_bytes", "mem_bytes"):
+            vals = [r[extra] for r in runs if r[extra] is not None]
+            results[key][extra] = max(vals) if vals else None
+    return results, context
+
+
+def device_name(context):
+    config = context.get("kokkos_configuration", "")
+    for pattern in (r"(NVIDIA [^\n,:]+)", r"(AMD [^\n,:]+)", r"(Radeon [^\n,:]+)",
+                    r"(Instinct [^\n,:]+)"):
+        m = re.search(pattern, config)
+        if m:
+            return re.sub(r"\s+capability\s+[\d.]+$", "", m.group(1).strip())
+    space = context.get("kokkos_execution_space", "")
+    host = context.get("host_name", "")
+    cpus = context.get("num_cpus")
+    text = space or "unknown device"
+    if host:
+        text += f" on {host}"
+    if cpus:
+        text += f" ({cpus} CPUs)"
+    return text
+
+
+def series(results, kind, shape, mode, vocab):
+    """Sorted (batch, result) of one line; copy ignores shape and mode."""
+    pts = []
+    for (k, s, m, v, b), r in results.items():
+        if k != kind or v != vocab:
+            continue
+        if kind != "copy" and (s != shape or m != mode):
+            continue
+        pts.append((b, r))
+    return sorted(pts)
+
+
+def setup_axes(ax, title, batches=None):
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    if batches:
+        ax.set_xticks(batches)
+        ax.set_xticklabels([str(b) for b in batches], fontsize=8)
+        ax.set_xticks([], minor=True)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("batch size")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.grid(True, which="minor", alpha=0.1)
+
+
+def panel_figure(plt, results, vocab, lines, title, path):
+    """One panel per mode; lines: [(kind, shape, label, colour, marker, ls)]."""
+    modes = [m for m in MODES if any(
+        series(results, k, s, m, vocab) for k, s, *_ in lines if k != "copy")]
+    if not modes:
+        return False
+    fig, axes = plt.subplots(1, len(modes), figsize=(4.2 * len(modes), 3.8), squeeze=False)
+    for ax, mode in zip(axes[0], modes):
+        for kind, shape, label, colour, marker, ls in lines:
+            pts = series(results, kind, shape, mode, vocab)
+            if not pts:
+                continue
+            xs = [b for b, _ in pts]
+            ys = [r["rows_per_ms"] for _, r in pts]
+            ax.plot(xs, ys, label=label, color=colour, marker=marker, linestyle=ls,
+                    markersize=4, linewidth=1.4)
+        batches = sorted({b for kind, shape, *_ in lines
+                          for b, _ in series(results, kind, shape, mode, vocab)})
+        setup_axes(ax, MODE_TITLES[mode], batches)
+    axes[0][0].set_ylabel("throughput (rows / ms)")
+    handles, labels = [], []
+    for ax in axes[0]:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            if l not in labels:
+                handles.append(h)
+                labels.append(l)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=9,
+               frameon=False)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.09, 1, 0.95))
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return True
+
+
+def kinds_present(results):
+    return {k[0] for k in results}
+
+
+def vocabs_of(results, kind, shape=None):
+    return sorted({k[3] for k in results if k[0] == kind and (shape is None or k[1] == shape)})
+
+
+def focus_vocab(results, kind):
+    """The vocabulary a subset (ablations, shapes) was run at: 128256 when
+    present, else the one with the most results."""
+    counts = defaultdict(int)
+    for k in results:
+        if k[0] == kind:
+            counts[k[3]] += 1
+    if not counts:
+        return None
+    return 128256 if 128256 in counts else max(counts, key=counts.get)
+
+
+def fmt(x, digits=3):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}g}"
+
+
+def summary(results, device):
+    out = [f"# qrita_perf results: {device}", ""]
+    out.append("rows/ms of the serving shape; x_copy = time / time of a read+write copy of "
+               "the same logits; speed-up = qrita's rows/ms over the sort baseline's.")
+    baselines = [k for k in ("sort", "torch-sort", "torch-topk") if k in kinds_present(results)]
+    for vocab in vocabs_of(results, "qrita", "serving"):
+        out += ["", f"## V = {vocab}", ""]
+        head = ["mode", "B", "qrita rows/ms", "x_copy", "copy rows/ms"]
+        for b in baselines:
+            head += [f"{b} rows/ms", f"speed-up vs {b}"]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        copy = dict(series(results, "copy", None, None, vocab))
+        for mode in MODES:
+            for batch, r in series(results, "qrita", "serving", mode, vocab):
+                row = [mode, str(batch), fmt(r["rows_per_ms"]), fmt(r["x_copy"]),
+                       fmt(copy[batch]["rows_per_ms"]) if batch in copy else "-"]
+                for b in baselines:
+                    other = results.get((b, "serving", mode, vocab, batch))
+                    if other:
+                        row += [fmt(other["rows_per_ms"]),
+                                fmt(r["rows_per_ms"] / other["rows_per_ms"])]
+                    else:
+                        row += ["-", "-"]
+                out.append("| " + " | ".join(row) + " |")
+    for kind, what in (("ablation-notrunc", "ablations"), ("qrita", "shapes")):
+        vocab = focus_vocab(results, kind)
+        if vocab is None:
+            continue
+        if what == "ablations":
+            cols = ["qrita"] + [k for k in ("ablation-notrunc", "ablation-binary",
+                                             "ablation-nodup") if k in kinds_present(results)]
+            shape_of = {c: "serving" for c in cols}
+        else:
+            cols = [s for s in ("serving", "serving-bf16", "flat", "lm")
+                    if any(k[0] == "qrita" and k[1] == s and k[3] == vocab for k in results)]
+            if len(cols) < 2:
+                continue
+            shape_of = None
+        out += ["", f"## {what} at V = {vocab} (rows/ms)", ""]
+        out.append("| mode | B | " + " | ".join(cols) + " |")
+        out.append("|" + "---|" * (len(cols) + 2))
+        batches = sorted({k[4] for k in results if k[3] == vocab and k[0] == "qrita"})
+        for mode in MODES:
+            for batch in batches:
+                vals = []
+                for c in cols:
+                    key = (c, "serving", mode, vocab, batch) if shape_of else \
+                        ("qrita", c, mode, vocab, batch)
+                    vals.append(fmt(results[key]["rows_per_ms"]) if key in results else "-")
+                if any(v != "-" for v in vals):
+                    out.append(f"| {mode} | {batch} | " + " | ".join(vals) + " |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("json", nargs="+", help="qrita_perf --benchmark_out files "
+                        "(and perf/torch_baseline.py outputs to overlay)")
+    parser.add_argument("--out", default="docs/perf", help="output folder (default docs/perf)")
+    parser.add_argument("--title", default=None, help="device name for the titles "
+                        "(default: read from the JSON context)")
+    args = parser.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("plot_perf.py needs matplotlib (Debian: apt-get install python3-matplotlib)")
+
+    results, context = load(args.json)
+    if not results:
+        sys.exit("no benchmark results in " + ", ".join(args.json))
+    device = args.title or device_name(context)
+    os.makedirs(args.out, exist_ok=True)
+    written = []
+
+    def style(kind):
+        label, colour, marker, ls = STYLE[kind]
+        return (kind, "serving", label, colour, marker, ls)
+
+    present = kinds_present(results)
+    for vocab in vocabs_of(results, "qrita", "serving"):
+        lines = [style(k) for k in ("qrita", "sort", "torch-sort", "torch-topk", "copy")
+                 if k in present]
+        path = os.path.join(args.out, f"throughput_V{vocab}.png")
+        if panel_figure(plt, results, vocab, lines,
+                        f"top-k / top-p masking, vocab {vocab}, serving logits - {device}", path):
+            written.append(path)
+
+    vocab = focus_vocab(results, "ablation-notrunc") or focus_vocab(results, "ablation-binary")
+    if vocab is not None:
+        lines = [style(k) for k in ("qrita", "ablation-notrunc", "ablation-binary",
+                                    "ablation-nodup", "copy") if k in present]
+        path = os.path.join(args.out, f"ablations_V{vocab}.png")
+        if panel_figure(plt, results, vocab, lines,
+                        f"qrita and the paper's ablations, vocab {vocab} - {device}", path):
+            written.append(path)
+
+    shapes_vocab = None
+    for v in vocabs_of(results, "qrita"):
+        if len({k[1] for k in results if k[0] == "qrita" and k[3] == v}) > 1:
+            shapes_vocab = v if shapes_vocab is None or v == 128256 else shapes_vocab
+    if shapes_vocab is not None:
+        lines = [("qrita", s, f"qrita, {s}", SHAPE_STYLE.get(s, "tab:gray"), "o", "-")
+                 for s in ("serving", "serving-bf16", "flat", "lm")]
+        lines.append(style("copy"))
+        path = os.path.join(args.out, f"shapes_V{shapes_vocab}.png")
+        if panel_figure(plt, results, shapes_vocab, lines,
+                        f"qrita by input shape, vocab {shapes_vocab} - {device}", path):
+            written.append(path)
+
+    qv = vocabs_of(results, "qrita", "serving")
+    if qv:
+        fig, axes = plt.subplots(1, len(MODES), figsize=(16.8, 3.8), squeeze=False)
+        cmap = plt.get_cmap("viridis")
+        for ax, mode in zip(axes[0], MODES):
+            for i, vocab in enumerate(qv):
+                pts = [(b, r["x_copy"]) for b, r in series(results, "qrita", "serving", mode, vocab)
+                       if r["x_copy"]]
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", markersize=4,
+                            color=cmap(i / max(1, len(qv) - 1)), label=f"V={vocab}")
+            ax.axhline(1.0, color="black", linestyle="--", linewidth=1)
+            setup_axes(ax, MODE_TITLES[mode],
+                       sorted({b for v in qv for b, _ in series(results, "qrita", "serving", mode, v)}))
+        axes[0][0].set_ylabel("time / copy time (x_copy)")
+        axes[0][0].legend(fontsize=8)
+        fig.suptitle(f"qrita against the memory floor, serving logits - {device}", fontsize=11)
+        fig.tight_layout(rect=(0, 0, 1, 0.94))
+        path = os.path.join(args.out, "x_copy.png")
+        fig.savefig(path, dpi=130)
+        plt.close(fig)
+        written.append(path)
+
+    path = os.path.join(args.out, "summary.md")
+    with open(path, "w") as f:
+        f.write(summary(results, device))
+    written.append(path)
+    for p in written:
+        print("wrote", p)
+
+
+if __name__ == "__main__":
+    main()
