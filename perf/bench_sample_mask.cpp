@@ -526,6 +526,13 @@ void run(benchmark::State& state, Config const& c) {
     }
   }
 
+  // qrita promises no allocation once a first call has sized the scratch.
+  if (is_qrita(c.kind) && g_alloc.available && g_alloc.count > 0) {
+    const std::string why = "qrita allocated " + std::to_string(g_alloc.bytes) + " bytes in " +
+                            std::to_string(g_alloc.count) + " Kokkos allocations during the timed calls";
+    state.SkipWithError(why.c_str());
+    return;
+  }
   const double iterations = double(state.iterations());
   const double per_call   = total / std::max(1.0, iterations);
   state.SetBytesProcessed(std::int64_t(state.iterations()) * c.batch * c.vocab *
@@ -778,6 +785,12 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  if (suite == Suite::full &&
+      Kokkos::SpaceAccessibility<space_type, Kokkos::HostSpace>::accessible)
+    std::fprintf(stderr,
+                 "qrita_perf: the default grid is sized for GPUs and takes very long on a CPU; on "
+                 "%s use --quick, or select with --benchmark_filter\n",
+                 space_type::name());
   int n = int(args.size());
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;

@@ -27,7 +27,7 @@
 #include <cstdint>
 
 #if KOKKOS_VERSION >= 40000
-#include <Kokkos_Sort.hpp>
+#include <Kokkos_NestedSort.hpp>
 #define QRITA_PERF_HAVE_SORT 1
 #elif defined(QRITA_PERF_HAVE_KOKKOSKERNELS)
 #include <KokkosKernels_Sorting.hpp>
