@@ -423,6 +423,15 @@ PathStats path_stats(std::int64_t batch, Call&& call_with_stats) {
 
 int g_sort_team_size = 1;
 
+// Benchmarks that failed (a mismatch with the oracle, an allocation, an
+// exception): the exit status reports them, so ctest and scripts notice.
+std::vector<std::string> g_failed;
+
+void fail(benchmark::State& state, std::string const& label, std::string const& why) {
+  state.SkipWithError(why.c_str());
+  if (std::find(g_failed.begin(), g_failed.end(), label) == g_failed.end()) g_failed.push_back(label);
+}
+
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
@@ -477,7 +486,7 @@ void run(benchmark::State& state, Config const& c) {
                                  g_sort_team_size);
     };
 #else
-    state.SkipWithError("the sort baseline needs Kokkos 4 or Kokkos Kernels");
+    fail(state, c.label(), "the sort baseline needs Kokkos 4 or Kokkos Kernels");
     return;
 #endif
   } else {
@@ -496,7 +505,7 @@ void run(benchmark::State& state, Config const& c) {
   if (c.kind != Kind::copy && !g_config_verified.count(label)) {
     const std::string failure = verify_sample(c, pristine, work, f);
     if (!failure.empty()) {
-      state.SkipWithError(failure.c_str());
+      fail(state, label, failure);
       return;
     }
     g_config_verified.insert(label);
@@ -530,7 +539,7 @@ void run(benchmark::State& state, Config const& c) {
   if (is_qrita(c.kind) && g_alloc.available && g_alloc.count > 0) {
     const std::string why = "qrita allocated " + std::to_string(g_alloc.bytes) + " bytes in " +
                             std::to_string(g_alloc.count) + " Kokkos allocations during the timed calls";
-    state.SkipWithError(why.c_str());
+    fail(state, label, why);
     return;
   }
   const double iterations = double(state.iterations());
@@ -651,7 +660,7 @@ void register_grid(Grid const& grid) {
       try {
         run(state, c);
       } catch (std::exception const& e) {
-        state.SkipWithError(e.what());
+        fail(state, c.label(), e.what());
       }
     })
         ->UseManualTime()
@@ -832,5 +841,10 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   g_in = Inputs{};  // free device memory before Kokkos finalizes
+  if (!g_failed.empty()) {
+    std::fprintf(stderr, "qrita_perf: %zu benchmark(s) failed:\n", g_failed.size());
+    for (std::string const& label : g_failed) std::fprintf(stderr, "  %s\n", label.c_str());
+    return 1;
+  }
   return 0;
 }
