@@ -16,7 +16,7 @@ perf/torch_baseline.py. Writes into DIR (default docs/perf/):
   shapes_V<vocab>.png      qrita on each input shape (serving, serving-bf16,
                            flat, lm)
   x_copy.png               qrita's time over the copy's, per vocabulary
-  summary.md               the same numbers as Markdown tables
+  summary.md               the same numbers as Markdown tables, and memory per call
 
 Needs matplotlib (Debian: apt-get install python3-matplotlib).
 """
@@ -232,6 +232,25 @@ def summary(results, device):
                     else:
                         row += ["-", "-"]
                 out.append("| " + " | ".join(row) + " |")
+    mem_kinds = [k for k in ("qrita", "sort", "torch-sort", "torch-topk") if k in kinds_present(results)]
+    mem_rows = []
+    for vocab in vocabs_of(results, "qrita", "serving"):
+        for batch in sorted({k[4] for k in results if k[3] == vocab and k[0] in mem_kinds}):
+            cells = []
+            for kind in mem_kinds:
+                vals = [r.get("mem_bytes") if r.get("mem_bytes") is not None else r.get("workspace_bytes")
+                        for (k, s, m, v, b), r in results.items()
+                        if k == kind and s == "serving" and v == vocab and b == batch]
+                vals = [x for x in vals if x is not None]
+                cells.append(f"{max(vals) / 2**20:.1f}" if vals else "-")
+            mem_rows.append(f"| {vocab} | {batch} | " + " | ".join(cells) + " |")
+    if mem_rows:
+        out += ["", "## memory a call uses besides its input and output (MiB)", "",
+                "qrita and sort: workspace_bytes (qrita::workspace_bytes; the sort's keys); "
+                "torch-*: peak memory torch allocated during a call, its out-of-place output included.", ""]
+        out.append("| V | B | " + " | ".join(mem_kinds) + " |")
+        out.append("|" + "---|" * (len(mem_kinds) + 2))
+        out += mem_rows
     for kind, what in (("ablation-notrunc", "ablations"), ("qrita", "shapes")):
         vocab = focus_vocab(results, kind)
         if vocab is None:
