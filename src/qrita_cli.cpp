@@ -43,7 +43,9 @@ input (synthetic unless --input is given):
   --batch N              rows (default 32)
   --vocab V              entries per row (default 128256)
   --seed S               random seed (default 0)
-  --shape NAME           lm | ties | flat | spread | peaked | sparse (default lm)
+  --shape NAME           lm | ties | flat | spread | peaked | sparse (default lm),
+                         or serving | serving-bf16 (the perf suite's
+                         calibrated LLM logits, see src/synthetic.hpp)
   --input FILE.npy       float32 [batch, vocab] logits, C order, instead
   --save-input FILE.npy  write the input batch before masking
 
@@ -78,11 +80,22 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A synthetic shape: one of the host-drawn test shapes, or a counter-based
+// perf shape (serving, serving-bf16).
+struct ShapeChoice {
+  bool counter = false;
+  qrita::synthetic::Shape shape = qrita::synthetic::Shape::lm;
+  qrita::synthetic::CounterShape counter_shape = qrita::synthetic::CounterShape::serving;
+  const char* name() const {
+    return counter ? qrita::synthetic::name(counter_shape) : qrita::synthetic::name(shape);
+  }
+};
+
 struct Config {
   std::int64_t batch = 32;
   std::int64_t vocab = 128256;
   std::uint64_t seed = 0;
-  qrita::synthetic::Shape shape = qrita::synthetic::Shape::lm;
+  ShapeChoice shape;
   bool synthetic_given = false;  // any of the four above
   int k = 50;
   float p = 0.9f;
@@ -115,12 +128,25 @@ T parse_number(const std::string& option, const std::string& text) {
   return value;
 }
 
-qrita::synthetic::Shape parse_shape(const std::string& text) {
+ShapeChoice parse_shape(const std::string& text) {
+  using qrita::synthetic::CounterShape;
   using qrita::synthetic::Shape;
+  ShapeChoice c;
   for (Shape s : {Shape::lm, Shape::ties, Shape::flat, Shape::spread, Shape::peaked, Shape::sparse})
-    if (text == qrita::synthetic::name(s)) return s;
+    if (text == qrita::synthetic::name(s)) {
+      c.shape = s;
+      return c;
+    }
+  for (CounterShape s : {CounterShape::serving, CounterShape::serving_bf16})
+    if (text == qrita::synthetic::name(s)) {
+      c.counter       = true;
+      c.counter_shape = s;
+      return c;
+    }
   throw UsageError(fmt::format(
-      "--shape must be one of lm, ties, flat, spread, peaked, sparse; got '{}'", text));
+      "--shape must be one of lm, ties, flat, spread, peaked, sparse, serving, serving-bf16; "
+      "got '{}'",
+      text));
 }
 
 // Runs before Kokkos starts, so that --help and mistakes need no device;
@@ -221,8 +247,15 @@ Batch load(const Config& c) {
   if (c.input.empty()) {
     b.rows = c.batch;
     b.cols = c.vocab;
-    b.values = qrita::synthetic::lm_batch(c.batch, c.vocab, c.seed, c.shape);
-    b.origin = fmt::format("synthetic '{}' logits, seed {}", qrita::synthetic::name(c.shape), c.seed);
+    if (c.shape.counter) {
+      b.values.resize(std::size_t(c.batch * c.vocab));
+      for (std::int64_t r = 0; r < c.batch; ++r)
+        qrita::synthetic::counter_row(b.values.data() + r * c.vocab, c.vocab,
+                                      c.shape.counter_shape, c.seed, r);
+    } else {
+      b.values = qrita::synthetic::lm_batch(c.batch, c.vocab, c.seed, c.shape.shape);
+    }
+    b.origin = fmt::format("synthetic '{}' logits, seed {}", c.shape.name(), c.seed);
     return b;
   }
   qrita::npy::Array a = qrita::npy::read_float32_2d(c.input);

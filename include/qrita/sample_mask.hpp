@@ -113,8 +113,8 @@ LaunchConfig launch_config(ExecutionSpace const& space, std::int64_t batch,
                                              : Defaults::candidate_capacity;
   const std::size_t fixed = Kernel::scratch_bytes(0);
   const std::size_t room  = max_scratch > fixed + 64 ? max_scratch - fixed - 64 : 0;
-  if (std::size_t(capacity) * sizeof(float) > room)
-    capacity = int(room / sizeof(float));
+  if (std::size_t(capacity) * Kernel::bytes_per_candidate > room)
+    capacity = int(room / Kernel::bytes_per_candidate);
   cfg.capacity = capacity;
   cfg.level0   = Kernel::scratch_bytes(capacity);
   (void)vocab;
@@ -124,6 +124,9 @@ LaunchConfig launch_config(ExecutionSpace const& space, std::int64_t batch,
       probe.set_scratch_size(0, Kokkos::PerTeam(int(cfg.level0)))
           .team_size_max(probe_kernel, Kokkos::ParallelForTag());
   int team_size = opts.team_size > 0 ? opts.team_size : Defaults::team_size;
+  if (opts.team_size == 0 &&
+      batch * std::int64_t(Defaults::team_size) * 2 > std::int64_t(space.concurrency()))
+    team_size = Defaults::wide_batch_team_size;
   if (opts.team_size > team_max)
     invalid_argument("Options::team_size is " + std::to_string(opts.team_size) +
                      ", more than the backend allows here (" +

@@ -22,7 +22,14 @@ struct BackendDefaults {
   static constexpr bool runs_on_host =
       Kokkos::SpaceAccessibility<ExecutionSpace,
                                  Kokkos::HostSpace>::accessible;
+  // Device teams: 512 threads while the batch leaves the device half empty
+  // (a row then gets more of a multiprocessor), 256 beyond, where four
+  // teams per multiprocessor overlap one team's search with the others'
+  // reads. Measured on an H100 (docs/PERFORMANCE.md): at batch 1024, 256
+  // threads are 10-15% faster than 512; at batch 1, 512 are 5-20% faster
+  // than 256 or 1024.
   static constexpr int team_size = runs_on_host ? 1 : 512;
+  static constexpr int wide_batch_team_size = runs_on_host ? 1 : 256;
   // Device kernels are compiled for teams of up to 1024 threads with one
   // team per multiprocessor, which caps them at 64 registers a thread
   // (NVIDIA; on AMD, 1024 threads is what the kernel must allow). Without a
@@ -34,7 +41,9 @@ struct BackendDefaults {
   // Entries a team gathers in level-0 scratch (before clamping to the
   // backend's scratch limit). The paper measures a few hundred to a few
   // thousand outliers per row on real models at k = 50 / p = 0.9.
-  static constexpr int candidate_capacity = 8192;
+  // 4096 entries (value and column: 32 KiB) leave room for several teams
+  // per multiprocessor.
+  static constexpr int candidate_capacity = 4096;
 };
 
 }  // namespace detail

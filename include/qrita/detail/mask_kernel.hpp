@@ -9,8 +9,10 @@
 //      gathers the outliers and finds max / min / candidate count.
 //   2. pivot_search for top-k on the outliers (hit) or the row (miss), then
 //      for top-p on the top-k survivors (or on all candidates).
-//   3. resolve_ties: one read + masked write of the row.
-// Reads of the row: 2 on a hit (plus the 4096-entry sample), more on a miss.
+//   3. resolve_ties: on a hit, one write of the row (-inf everywhere, then the
+//      kept entries back from the buffer); otherwise a read + masked write.
+// Memory traffic on a hit: one read and one write of the row (plus the
+// 4096-entry sample), the same as a copy; more on a miss.
 
 #include <qrita/detail/backend.hpp>
 #include <qrita/detail/keys.hpp>
@@ -64,16 +66,21 @@ struct MaskKernel {
   KernelParams prm;
   SigmaTables tables;
 
+  // Scratch per team: the candidate values and their columns, and the
+  // gather counter.
   static std::size_t scratch_bytes(int capacity) {
-    return float_scratch::shmem_size(std::size_t(capacity)) + int_scratch::shmem_size(1);
+    return float_scratch::shmem_size(std::size_t(capacity)) +
+           int_scratch::shmem_size(std::size_t(capacity)) + int_scratch::shmem_size(1);
   }
+  static constexpr std::size_t bytes_per_candidate = sizeof(float) + sizeof(int);
 
   KOKKOS_INLINE_FUNCTION void operator()(member_type const& team) const {
     float_scratch buffer(team.team_scratch(0), std::size_t(prm.capacity));
+    int_scratch columns(team.team_scratch(0), std::size_t(prm.capacity));
     int_scratch counter(team.team_scratch(0), 1);
     for (std::int64_t r = team.league_rank(); r < prm.batch;
          r += team.league_size()) {
-      mask_row(team, r, buffer.data(), counter.data());
+      mask_row(team, r, buffer.data(), columns.data(), counter.data());
     }
   }
 
@@ -117,7 +124,8 @@ struct MaskKernel {
   }
 
   KOKKOS_INLINE_FUNCTION void mask_row(member_type const& team, std::int64_t r,
-                                       float* buffer, int* counter) const {
+                                       float* buffer, int* columns,
+                                       int* counter) const {
     float* row      = logits + r * prm.row_stride;
     const int vocab = prm.vocab;
 
@@ -150,8 +158,9 @@ struct MaskKernel {
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() { *counter = 0; });
     team.team_barrier();
-    const RowScan scan = scan_row(team, row, vocab, t, buffer, prm.capacity,
-                                  counter, want_tail, prm.weight_scale);
+    const RowScan scan = scan_row(team, row, vocab, t, buffer, columns,
+                                  prm.capacity, counter, want_tail,
+                                  prm.weight_scale);
     team.team_barrier();
     const int outliers  = *counter;
     const bool gathered = have_t && outliers <= prm.capacity;
@@ -174,12 +183,15 @@ struct MaskKernel {
     // entries of the row whose key is `cut`. Start: every candidate.
     Boundary cut{scan.min_key, scan.candidates, scan.candidates, 0};
     Source topk_src{row, vocab};
+    // Whether the kept set was searched in the buffer (so lies in it).
+    bool from_buffer = false;
 
     // Stage 2a: top-k.
     if (topk && scan.candidates > std::uint32_t(kr)) {
       const bool hit = gathered && outliers >= kr;
       st.topk_path   = miss_path(hit);
       topk_src       = hit ? Source{buffer, outliers} : Source{row, vocab};
+      from_buffer    = hit;
       const key_type lo = hit ? order_key(t) : key_type(scan.min_key - 1);
       cut = search(team, topk_src, CountMeasure{}, neg_inf_key, 0,
                    weight_type(kr), lo, scan.max_key);
@@ -223,6 +235,7 @@ struct MaskKernel {
         st.topp_path = want_tail ? miss_path(hit) : RowPath::full;
         Source src{row, vocab};
         key_type lo = key_type(scan.min_key - 1);
+        from_buffer = hit;
         if (hit) {
           src = Source{buffer, outliers};
           lo  = order_key(t);
@@ -238,7 +251,11 @@ struct MaskKernel {
 
     // Stage 3.
     const std::uint32_t keep = prm.exact_ties ? cut.keep : cut.group;
-    apply_mask(team, row, vocab, cut.key, keep, cut.group);
+    if (from_buffer && (keep >= cut.group || cut.group <= max_buffer_ties))
+      apply_mask_from_buffer(team, row, vocab, buffer, columns, outliers,
+                             cut.key, keep, cut.group);
+    else
+      apply_mask(team, row, vocab, cut.key, keep, cut.group);
     record(team, r, st);
   }
 

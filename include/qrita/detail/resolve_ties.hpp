@@ -67,6 +67,53 @@ KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, float* row,
   }
 }
 
+// Ties larger than this are ranked by the ordered scan of apply_mask rather
+// than pairwise in the buffer (which costs group x buffer comparisons).
+constexpr std::uint32_t max_buffer_ties = 256;
+
+// The same mask when every kept entry lies in the gathered buffer (values
+// `vals`, columns `cols`, n entries, all of the row's entries above t): the
+// row is overwritten with -inf without being read, then the kept entries are
+// written back from the buffer with their own bits. One write of the row
+// instead of a read and a write. The end state is the one apply_mask leaves
+// (entries that were -inf get -inf again, bit for bit). Of a partly kept
+// tie group, an entry is kept when fewer than `keep` members of the group
+// sit in lower columns.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void apply_mask_from_buffer(
+    Member const& team, float* row, int vocab, const float* vals,
+    const int* cols, int n, key_type K, std::uint32_t keep,
+    std::uint32_t group) {
+  const float neg_inf = bits_as_float(neg_inf_bits);
+  const float cut     = key_value(K);
+  const RowSplit split = split_row(row, vocab);
+  const Float4 fill{{neg_inf, neg_inf, neg_inf, neg_inf}};
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, split.iterations()),
+                       [&](int i) {
+                         if (i < split.body)
+                           store4(row + split.head + 4 * i, fill);
+                         else
+                           row[split.loose_column(i)] = neg_inf;
+                       });
+  team.team_barrier();
+  const bool whole_group = keep >= group;
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int j) {
+    const float z = vals[j];
+    bool kept     = z > cut;
+    if (!kept && z == cut) {
+      kept = whole_group;
+      if (!kept) {
+        const int c         = cols[j];
+        std::uint32_t lower = 0;
+        for (int m = 0; m < n; ++m)
+          if (vals[m] == cut && cols[m] < c) ++lower;
+        kept = lower < keep;
+      }
+    }
+    if (kept) row[cols[j]] = z;
+  });
+}
+
 }  // namespace detail
 }  // namespace qrita
 

@@ -55,6 +55,38 @@ KOKKOS_INLINE_FUNCTION void store4(float* p, Float4 const& x) {
   *reinterpret_cast<Float4*>(p) = x;
 }
 
+// Visits every entry of a row as f(value, column), from one of T workers
+// (worker j of [0, T)): the body's groups j, j + T, j + 2T, ... and the
+// loose entries j, j + T, ... . Each worker issues `Unroll` 16-byte loads
+// before it looks at any of them: a thread's loads then overlap instead of
+// waiting one after another, which is what lets a single team (batch 1)
+// read a row at more than a trickle, and fewer teams saturate HBM. On a
+// device, workers are a team's threads, so consecutive threads read
+// consecutive groups (coalesced); on a host backend T is 1.
+template <int Unroll, class F>
+KOKKOS_INLINE_FUNCTION void visit_row(const float* row, RowSplit const& split,
+                                      int j, int T, F const& f) {
+  const float* body = row + split.head;
+  for (int base = j; base < split.body; base += Unroll * T) {
+    Float4 x[Unroll];
+    for (int u = 0; u < Unroll; ++u) {
+      const int g = base + u * T;
+      if (g < split.body) x[u] = load4(body + 4 * g);
+    }
+    for (int u = 0; u < Unroll; ++u) {
+      const int g = base + u * T;
+      if (g < split.body) {
+        const int column = split.head + 4 * g;
+        for (int c = 0; c < 4; ++c) f(x[u].v[c], column + c);
+      }
+    }
+  }
+  for (int l = j; l < split.head + split.tail; l += T) {
+    const int column = split.loose_column(split.body + l);
+    f(row[column], column);
+  }
+}
+
 }  // namespace detail
 }  // namespace qrita
 

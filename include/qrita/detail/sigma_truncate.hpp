@@ -56,6 +56,8 @@ struct SampleSums {
 };
 
 constexpr double sample_unit  = 65536.0;  // 2^16
+// 16-byte loads each thread has in flight in the gathering pass.
+constexpr int row_unroll = 2;
 constexpr double sample_limit = 32767.0;  // |d| clamp: q * q < 2^62
 
 // Returns t = mu + delta * sigma of the row's first entries (finite ones
@@ -71,17 +73,21 @@ KOKKOS_INLINE_FUNCTION float sample_threshold(Member const& team,
   const float first  = row[0];
   const double shift = is_finite_value(first) ? double(first) : 0.0;
   SampleSums sums;
+  const RowSplit split = split_row(row, n);
+  const int workers    = team.team_size();
+  const auto add = [&](float z, SampleSums& acc) {
+    if (!is_finite_value(z)) return;
+    double d = double(z) - shift;
+    d = d > sample_limit ? sample_limit : (d < -sample_limit ? -sample_limit : d);
+    const std::int64_t q = static_cast<std::int64_t>(d * sample_unit);
+    acc.s += q;
+    acc.s2 += (q * q) >> 16;
+    acc.cnt += 1;
+  };
   team_reduce(
-      team, n,
-      [&](int i, SampleSums& acc) {
-        const float z = row[i];
-        if (!is_finite_value(z)) return;
-        double d = double(z) - shift;
-        d = d > sample_limit ? sample_limit : (d < -sample_limit ? -sample_limit : d);
-        const std::int64_t q = static_cast<std::int64_t>(d * sample_unit);
-        acc.s += q;
-        acc.s2 += (q * q) >> 16;
-        acc.cnt += 1;
+      team, workers,
+      [&](int j, SampleSums& acc) {
+        visit_row<1>(row, split, j, workers, [&](float z, int) { add(z, acc); });
       },
       StructReducer<SampleSums>(sums));
   if (sums.cnt == 0) return bits_as_float(0x7FC00000u);
@@ -116,7 +122,7 @@ struct RowScan {
 };
 
 // One pass over the row. Entries above t (none if t is NaN) are appended to
-// `buffer` while it has room; `counter` (team scratch, zeroed by the caller)
+// `buffer`, their columns to `columns`, while there is room; `counter` (team scratch, zeroed by the caller)
 // ends up holding how many there were, room or not. With want_tail, the
 // weights exp(z - t) of the candidates at or below t are summed in the
 // scale's fixed point: together with the gathered head this gives the row's
@@ -124,10 +130,11 @@ struct RowScan {
 template <class Member>
 KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const float* row,
                                         int vocab, float t, float* buffer,
-                                        int capacity, int* counter,
-                                        bool want_tail, float scale) {
+                                        int* columns, int capacity,
+                                        int* counter, bool want_tail,
+                                        float scale) {
   RowScan result;
-  const auto visit = [&](float z, RowScan& acc) {
+  const auto visit = [&](float z, int column, RowScan& acc) {
     const key_type key = order_key(z);
     if (!is_candidate(key)) return;
     acc.candidates += 1;
@@ -135,21 +142,21 @@ KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const float* row,
     if (key < acc.min_key) acc.min_key = key;
     if (z > t) {
       const int pos = Kokkos::atomic_fetch_add(counter, 1);
-      if (pos < capacity) buffer[pos] = z;
+      if (pos < capacity) {
+        buffer[pos]  = z;
+        columns[pos] = column;
+      }
     } else if (want_tail) {
       acc.tail += fixed_weight(z, t, scale);
     }
   };
   const RowSplit split = split_row(row, vocab);
+  const int workers    = team.team_size();
   team_reduce(
-      team, split.iterations(),
-      [&](int i, RowScan& acc) {
-        if (i < split.body) {
-          const Float4 x = load4(row + split.head + 4 * i);
-          for (int c = 0; c < 4; ++c) visit(x.v[c], acc);
-        } else {
-          visit(row[split.loose_column(i)], acc);
-        }
+      team, workers,
+      [&](int j, RowScan& acc) {
+        visit_row<row_unroll>(row, split, j, workers,
+                              [&](float z, int column) { visit(z, column, acc); });
       },
       StructReducer<RowScan>(result));
   return result;
