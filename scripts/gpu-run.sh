@@ -85,6 +85,9 @@ if wanted cli; then
 fi
 
 if wanted perf; then
+  step "perf: the serving shape against the paper's real-model statistics"
+  "$bin/qrita_perf" --calibrate > "$out/calibrate.txt" 2>&1
+  record calibrate $?
   step "perf suite (qrita_perf ${perf_flags[*]:-})"
   "$bin/qrita_perf" --benchmark_out="$out/perf.json" --benchmark_out_format=json \
     "${perf_flags[@]}" > "$out/perf.txt" 2>&1

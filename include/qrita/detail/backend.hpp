@@ -26,7 +26,7 @@ struct BackendDefaults {
   // (a row then gets more of a multiprocessor), 256 beyond, where four
   // teams per multiprocessor overlap one team's search with the others'
   // reads. Measured on an H100 (docs/PERFORMANCE.md): at batch 1024, 256
-  // threads are 10-15% faster than 512; at batch 1, 512 are 5-20% faster
+  // threads are 8-14% faster than 512; at batch 1, 512 are 2-30% faster
   // than 256 or 1024.
   static constexpr int team_size = runs_on_host ? 1 : 512;
   static constexpr int wide_batch_team_size = runs_on_host ? 1 : 256;
