@@ -810,8 +810,7 @@ int main(int argc, char** argv) {
   g_sort_team_size = qrita_perf::sort_team_size(space_type());
 #endif
   const space_type space;
-  const qrita::detail::LaunchConfig launch =
-      qrita::detail::launch_config(space, 1024, 128256, qrita::Options{});
+  const qrita::LaunchPlan launch = qrita::plan(space, 1024, 128256);
   benchmark::AddCustomContext("qrita_version", std::to_string(QRITA_VERSION_MAJOR) + "." +
                                                    std::to_string(QRITA_VERSION_MINOR) + "." +
                                                    std::to_string(QRITA_VERSION_PATCH));
@@ -820,8 +819,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("kokkos_memory_space", mem::name());
   benchmark::AddCustomContext("kokkos_concurrency", std::to_string(space.concurrency()));
   benchmark::AddCustomContext("qrita_team_size", std::to_string(launch.team_size));
-  benchmark::AddCustomContext("qrita_candidate_capacity", std::to_string(launch.capacity));
-  benchmark::AddCustomContext("qrita_league_1024x128256", std::to_string(launch.league));
+  benchmark::AddCustomContext("qrita_candidate_capacity", std::to_string(launch.candidate_capacity));
+  benchmark::AddCustomContext("qrita_league_1024x128256", std::to_string(launch.league_size));
 #if QRITA_PERF_HAVE_SORT
   benchmark::AddCustomContext("sort_baseline", "bitonic team sort of 64-bit keys, team size " +
                                                    std::to_string(g_sort_team_size));

@@ -100,7 +100,7 @@ struct LaunchConfig {
 
 template <class ExecutionSpace>
 LaunchConfig launch_config(ExecutionSpace const& space, std::int64_t batch,
-                           int vocab, Options const& opts) {
+                           Options const& opts) {
   using Kernel   = MaskKernel<ExecutionSpace>;
   using Defaults = BackendDefaults<ExecutionSpace>;
   LaunchConfig cfg;
@@ -117,7 +117,6 @@ LaunchConfig launch_config(ExecutionSpace const& space, std::int64_t batch,
     capacity = int(room / Kernel::bytes_per_candidate);
   cfg.capacity = capacity;
   cfg.level0   = Kernel::scratch_bytes(capacity);
-  (void)vocab;
 
   Kernel probe_kernel{};
   const int team_max =
@@ -152,7 +151,7 @@ void launch(ExecutionSpace const& space, float* logits, std::int64_t batch,
             RowStats* stats, Options const& opts) {
   using Kernel = MaskKernel<ExecutionSpace>;
   if (batch == 0 || vocab == 0) return;
-  const LaunchConfig cfg = launch_config(space, batch, vocab, opts);
+  const LaunchConfig cfg = launch_config(space, batch, opts);
 
   Kernel kernel{logits, k, p, stats, KernelParams{}, SigmaTables{}};
   KernelParams& prm = kernel.prm;
@@ -329,7 +328,7 @@ LaunchPlan plan(ExecutionSpace const& space, std::int64_t batch,
   LaunchPlan out;
   if (batch <= 0 || vocab <= 0) return out;
   const detail::LaunchConfig cfg =
-      detail::launch_config(space, batch, int(vocab), opts);
+      detail::launch_config(space, batch, opts);
   out.team_size              = cfg.team_size;
   out.league_size            = cfg.league;
   out.candidate_capacity     = cfg.capacity;
