@@ -71,8 +71,11 @@ KOKKOS_INLINE_FUNCTION float bits_as_float(std::uint32_t u) {
 // without a barrier after reading it back: a second reduction of the same
 // type right after (consecutive pivot-search passes) can overwrite partials
 // that slower warps are still reading. compute-sanitizer's racecheck shows
-// it on Kokkos 3.4.01 (and a test fails under it); Kokkos 4 closes the
-// function with __syncthreads(). The barrier here closes the window.
+// it on Kokkos 3.4.01 (and a test fails under it). Later Kokkos releases
+// added synchronisation to their GPU reductions in several steps (kokkos
+// pull requests 4855, 6630, 6746); the team reduction of 4.x was read to end
+// with a barrier, but no 4.x build has been run here. The barrier here
+// closes the window on every 3.x release.
 template <class Member, class Closure, class Reducer>
 KOKKOS_INLINE_FUNCTION void team_reduce(Member const& team, int n,
                                         Closure const& closure,
