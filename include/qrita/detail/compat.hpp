@@ -73,9 +73,9 @@ KOKKOS_INLINE_FUNCTION float bits_as_float(std::uint32_t u) {
 // that slower warps are still reading. compute-sanitizer's racecheck shows
 // it on Kokkos 3.4.01 (and a test fails under it). Later Kokkos releases
 // added synchronisation to their GPU reductions in several steps (kokkos
-// pull requests 4855, 6630, 6746); the team reduction of 4.x was read to end
-// with a barrier, but no 4.x build has been run here. The barrier here
-// closes the window on every 3.x release.
+// pull requests 4855, 6630, 6746); whether 4.x still needs the barrier has
+// not been checked here (no 4.x build has run). The barrier here closes the
+// window on every 3.x release.
 template <class Member, class Closure, class Reducer>
 KOKKOS_INLINE_FUNCTION void team_reduce(Member const& team, int n,
                                         Closure const& closure,
