@@ -19,11 +19,13 @@
 // (manual time). Counters: rows_per_ms, bytes_per_second (one read and one
 // write of the logits), x_copy (time / median time of a read+write copy of
 // the same B x V logits, measured right before), copy_ms, workspace_bytes
-// (qrita::workspace_bytes, or the sort's key buffer), alloc_bytes and
-// allocs (Kokkos allocations seen during the timed calls, per call; -1 when
-// a Kokkos tool is loaded and owns the callbacks), and for qrita's variants
-// the fraction of rows whose search ran on the gathered outliers
-// (topk_hit, topp_hit) and the mean number of outliers.
+// (Workspace::bytes() of the one qrita::Workspace each qrita configuration
+// builds outside the timing and passes to every call, or the sort's key
+// buffer), alloc_bytes and allocs (Kokkos allocations seen during the timed
+// calls, per call; -1 when a Kokkos tool is loaded and owns the callbacks),
+// and for qrita's variants, from RowStats: topk_hit / topp_hit (fraction of
+// rows with path == RowPath::truncated), outliers (mean count) and passes
+// (mean RowStats::row_passes: whole-row reads plus writes per row).
 
 #include <qrita/oracle.hpp>
 #include <qrita/qrita.hpp>
@@ -43,6 +45,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -65,7 +68,7 @@ std::uint64_t g_seed = 1234;
 
 enum class Kind { qrita, notrunc, binary, nodup, sort, copy };
 enum class Mode { k10, p07, k50p09, rand };
-enum class Shape { serving, serving_bf16, flat, lm };
+enum class Shape { serving, ordered, randn, uniform, temp2, serving_bf16, flat, lm };
 
 const char* name(Kind k) {
   switch (k) {
@@ -90,6 +93,10 @@ const char* name(Mode m) {
 const char* name(Shape s) {
   switch (s) {
     case Shape::serving: return "serving";
+    case Shape::ordered: return "ordered";
+    case Shape::randn: return "randn";
+    case Shape::uniform: return "uniform";
+    case Shape::temp2: return "temp2";
     case Shape::serving_bf16: return "serving-bf16";
     case Shape::flat: return "flat";
     case Shape::lm: return "lm";
@@ -100,10 +107,21 @@ bool is_qrita(Kind k) {
   return k == Kind::qrita || k == Kind::notrunc || k == Kind::binary || k == Kind::nodup;
 }
 qrita::synthetic::CounterShape counter_shape(Shape s) {
-  return s == Shape::serving_bf16 ? qrita::synthetic::CounterShape::serving_bf16
-         : s == Shape::flat       ? qrita::synthetic::CounterShape::flat
-                                  : qrita::synthetic::CounterShape::serving;
+  using qrita::synthetic::CounterShape;
+  switch (s) {
+    case Shape::ordered: return CounterShape::ordered;
+    case Shape::randn: return CounterShape::randn;
+    case Shape::uniform: return CounterShape::uniform;
+    case Shape::temp2: return CounterShape::temp2;
+    case Shape::serving_bf16: return CounterShape::serving_bf16;
+    case Shape::flat: return CounterShape::flat;
+    default: return CounterShape::serving;
+  }
 }
+
+// The counter shapes of the GPU grid, in the order they run.
+const Shape grid_shapes[] = {Shape::serving, Shape::ordered,      Shape::randn, Shape::uniform,
+                             Shape::temp2,   Shape::serving_bf16, Shape::flat};
 
 const Mode all_modes[] = {Mode::k10, Mode::p07, Mode::k50p09, Mode::rand};
 
@@ -156,8 +174,16 @@ void generate(logits_view const& out, Shape shape, std::int64_t rows, std::int64
   Kokkos::View<qrita::synthetic::ServingRow*, mem> params("qrita_perf::row_params",
                                                           std::size_t(rows));
   auto host = Kokkos::create_mirror_view(params);
-  for (std::int64_t r = 0; r < rows; ++r)
-    host(r) = qrita::synthetic::serving_row_params(g_seed, r, vocab);
+  {
+    // ordered's row parameters sum over 16384 columns each: two host threads.
+    const auto fill = [&](std::int64_t from, std::int64_t to) {
+      for (std::int64_t r = from; r < to; ++r)
+        host(r) = qrita::synthetic::row_params(counter_shape(shape), g_seed, r, vocab);
+    };
+    auto half = std::async(std::launch::async, fill, rows / 2, rows);
+    fill(0, rows / 2);
+    half.get();
+  }
   Kokkos::deep_copy(params, host);
   Kokkos::parallel_for(
       "qrita_perf::generate",
@@ -385,13 +411,12 @@ std::string verify_sample(Config const& c, logits_ref const& in, logits_ref cons
 // --- qrita's per-row paths ---------------------------------------------------
 
 struct PathStats {
-  double topk_hit = -1, topp_hit = -1, outliers = 0;
+  double topk_hit = -1, topp_hit = -1, outliers = 0, passes = 0;
 };
 std::map<std::string, PathStats> g_paths;
 
-bool hit(qrita::RowPath path) {
-  return path == qrita::RowPath::truncated || path == qrita::RowPath::trivial;
-}
+// A truncation hit: the row's search ran on the gathered outliers.
+bool hit(qrita::RowPath path) { return path == qrita::RowPath::truncated; }
 
 template <class Call>
 PathStats path_stats(std::int64_t batch, Call&& call_with_stats) {
@@ -400,7 +425,7 @@ PathStats path_stats(std::int64_t batch, Call&& call_with_stats) {
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), stats);
   PathStats s;
   std::int64_t k_rows = 0, k_hits = 0, p_rows = 0, p_hits = 0;
-  double outliers = 0;
+  double outliers = 0, passes = 0;
   for (std::int64_t r = 0; r < batch; ++r) {
     const qrita::RowStats& st = host(r);
     if (st.topk_path != qrita::RowPath::off) {
@@ -412,10 +437,12 @@ PathStats path_stats(std::int64_t batch, Call&& call_with_stats) {
       p_hits += hit(st.topp_path) ? 1 : 0;
     }
     outliers += double(st.outliers);
+    passes += double(st.row_passes);
   }
   if (k_rows) s.topk_hit = double(k_hits) / double(k_rows);
   if (p_rows) s.topp_hit = double(p_hits) / double(p_rows);
   s.outliers = outliers / double(batch);
+  s.passes   = passes / double(batch);
   return s;
 }
 
@@ -468,14 +495,18 @@ void run(benchmark::State& state, Config const& c) {
 
   std::function<void()> call;
   std::size_t workspace = 0;
+  // qrita's workspace: allocated once here, outside the timing, and passed
+  // to every call (which then allocates nothing and does not fence).
+  std::unique_ptr<qrita::Workspace<space_type>> ws;
   if (is_qrita(c.kind)) {
-    workspace = qrita::workspace_bytes(space, c.batch, c.vocab, opts);
+    ws        = std::make_unique<qrita::Workspace<space_type>>(space, c.batch, c.vocab, opts);
+    workspace = ws->bytes();
     if (!use_p)
-      call = [&] { qrita::sample_mask(space, work, f.k, opts); };
+      call = [&] { qrita::sample_mask(space, work, f.k, opts, *ws); };
     else if (!use_k)
-      call = [&] { qrita::sample_mask(space, work, f.p, opts); };
+      call = [&] { qrita::sample_mask(space, work, f.p, opts, *ws); };
     else
-      call = [&] { qrita::sample_mask(space, work, f.k, f.p, opts); };
+      call = [&] { qrita::sample_mask(space, work, f.k, f.p, opts, *ws); };
   } else if (c.kind == Kind::sort) {
 #if QRITA_PERF_HAVE_SORT
     ensure_keys(c.vocab, c.key_rows);
@@ -513,7 +544,7 @@ void run(benchmark::State& state, Config const& c) {
   if (is_qrita(c.kind) && !g_paths.count(label)) {
     Kokkos::deep_copy(space, work, pristine);
     g_paths[label] = path_stats(c.batch, [&](Kokkos::View<qrita::RowStats*, mem> const& stats) {
-      qrita::sample_mask(space, work, f.k, f.p, opts, stats);
+      qrita::sample_mask(space, work, f.k, f.p, opts, *ws, stats);
       space.fence();
     });
   }
@@ -561,6 +592,7 @@ void run(benchmark::State& state, Config const& c) {
     if (s.topk_hit >= 0) state.counters["topk_hit"] = s.topk_hit;
     if (s.topp_hit >= 0) state.counters["topp_hit"] = s.topp_hit;
     state.counters["outliers"] = s.outliers;
+    state.counters["passes"]   = s.passes;
   }
 }
 
@@ -604,7 +636,8 @@ Grid make_grid(Suite suite) {
     const std::int64_t v = 3000;
     const std::vector<std::int64_t> b = {1, 3};
     g.add(Kind::copy, Shape::serving, {Mode::k10}, v, b);
-    for (Shape s : {Shape::serving, Shape::serving_bf16, Shape::flat, Shape::lm}) {
+    for (Shape s : {Shape::serving, Shape::ordered, Shape::randn, Shape::uniform, Shape::temp2,
+                    Shape::serving_bf16, Shape::flat, Shape::lm}) {
       g.add_all(Kind::qrita, s, v, b);
       if (s == Shape::serving)
         for (Kind a : ablations) g.add_all(a, s, v, b);
@@ -613,7 +646,8 @@ Grid make_grid(Suite suite) {
 #endif
     }
   } else if (suite == Suite::quick) {
-    // A CPU-sized grid: two vocabularies, batches up to 64.
+    // A CPU-sized grid: two vocabularies, batches up to 64; the other
+    // shapes at V 128256, B 1 and 16.
     const std::vector<std::int64_t> b = {1, 4, 16, 64};
     for (std::int64_t v : {std::int64_t(32000), std::int64_t(128256)}) {
       g.add(Kind::copy, Shape::serving, {Mode::k10}, v, b);
@@ -624,29 +658,26 @@ Grid make_grid(Suite suite) {
       g.add(Kind::sort, Shape::serving, sort_modes, v, v == 128256 ? std::vector<std::int64_t>{1, 4} : b);
 #endif
       if (v == 128256) {
-        g.add_all(Kind::qrita, Shape::serving_bf16, v, b);
-        g.add_all(Kind::qrita, Shape::flat, v, b);
+        for (Shape s : grid_shapes)
+          if (s != Shape::serving) g.add_all(Kind::qrita, s, v, {1, 16});
         g.add_all(Kind::qrita, Shape::lm, v, {1, 16});
       }
     }
   } else {
-    // The paper's grid on the serving shape; baselines, ablations and the
-    // other shapes on a subset.
-    const std::vector<std::int64_t> b = {1, 8, 32, 64, 128, 256, 512, 1024};
-    for (std::int64_t v : {std::int64_t(128256), std::int64_t(151936), std::int64_t(201088),
-                           std::int64_t(262208)}) {
-      const bool main_vocab = v == 128256;
+    // The GPU grid: every counter shape, mode, vocabulary and batch for
+    // qrita; the copy floor for each (vocabulary, batch); the sort baseline
+    // on serving and randn; the ablations on serving at V 128256. Grouped by
+    // (vocabulary, shape): each input is generated once.
+    const std::vector<std::int64_t> b = {1, 64, 1024};
+    for (std::int64_t v : {std::int64_t(128256), std::int64_t(262144)}) {
       g.add(Kind::copy, Shape::serving, {Mode::k10}, v, b);
-      g.add_all(Kind::qrita, Shape::serving, v, b);
+      for (Shape s : grid_shapes) {
+        g.add_all(Kind::qrita, s, v, b);
+        if (s == Shape::serving && v == 128256)
+          for (Kind a : ablations) g.add_all(a, s, v, b);
 #if QRITA_PERF_HAVE_SORT
-      g.add(Kind::sort, Shape::serving, sort_modes, v,
-            main_vocab ? b : std::vector<std::int64_t>{1, 64, 1024});
+        if (s == Shape::serving || s == Shape::randn) g.add(Kind::sort, s, sort_modes, v, b);
 #endif
-      if (main_vocab) {
-        for (Kind a : ablations) g.add_all(a, Shape::serving, v, b);
-        g.add_all(Kind::qrita, Shape::serving_bf16, v, b);
-        g.add_all(Kind::qrita, Shape::flat, v, b);
-        g.add_all(Kind::qrita, Shape::lm, v, {1, 32, 256});
       }
     }
   }
@@ -742,6 +773,28 @@ void calibrate(std::vector<std::int64_t> const& vocabs, std::int64_t rows) {
   }
 }
 
+// Prints, per counter shape and vocabulary, how far the first 4096 entries
+// (sigma-truncation's sample) sit from the whole row, against an evenly
+// strided sample, and how often mu + 3 sigma of the first 4096 has nothing
+// above it (synthetic::order_bias). The ordered shape is matched to a real
+// 262144-entry vocabulary (Gemma-3): +0.9 row sd, sd ratio 1.35, strided
+// +0.05 / 1.006, nothing above on about a quarter of rows.
+void calibrate_order(std::vector<std::int64_t> const& vocabs, std::int64_t rows) {
+  std::printf("\nvocabulary-order bias, seed %llu, rows 0..%lld (host); offsets in row sd\n",
+              static_cast<unsigned long long>(g_seed), static_cast<long long>(rows - 1));
+  std::printf("%8s %-13s %12s %10s %14s %13s %12s %12s\n", "V", "shape", "head offset",
+              "head sd x", "strided offset", "strided sd x", "none above", "mean above");
+  for (std::int64_t vocab : vocabs)
+    for (qrita::synthetic::CounterShape s : qrita::synthetic::all_counter_shapes) {
+      if (s == qrita::synthetic::CounterShape::flat) continue;
+      const qrita::synthetic::OrderBias b = qrita::synthetic::order_bias(s, g_seed, vocab, rows);
+      std::printf("%8lld %-13s %+12.3f %10.3f %+14.3f %13.3f %12.3f %12.1f\n",
+                  static_cast<long long>(vocab), qrita::synthetic::name(s), b.head_offset,
+                  b.head_ratio, b.strided_offset, b.strided_ratio, b.empty_fraction,
+                  b.above_mean);
+    }
+}
+
 std::string kokkos_configuration() {
   std::ostringstream os;
   Kokkos::print_configuration(os, true);
@@ -769,10 +822,12 @@ int main(int argc, char** argv) {
     else if (a == "--help" || a == "-h") {
       std::printf(
           "qrita_perf [--quick | --smoke] [--calibrate] [--seed=N] [google benchmark flags]\n"
-          "  (default)    the full grid for a GPU: V 128256..262208, B 1..1024 (~1 min on an H100)\n"
+          "  (default)    the full grid for a GPU: 7 shapes x 4 modes x V 128256, 262144 x B 1, 64,\n"
+          "               1024, with copy, sort and ablations (~2-3 min on an H100)\n"
           "  --quick      a small grid for CPUs (V 32000 and 128256, B 1..64)\n"
           "  --smoke      every benchmark kind on tiny inputs (a test)\n"
-          "  --calibrate  print how the serving shape compares with real models, then exit\n"
+          "  --calibrate  print how the serving shape compares with real models and each\n"
+          "               shape's vocabulary-order bias (the ordered shape's targets), then exit\n"
           "  --seed=N     seed of the generated logits (default 1234)\n"
           "Names: KIND/SHAPE/MODE/V:<vocab>/B:<batch>, e.g. qrita/serving/k50p0.9/V:128256/B:1024;\n"
           "select with --benchmark_filter=<regex>. See perf/README.md.\n\n");
@@ -787,9 +842,10 @@ int main(int argc, char** argv) {
   if (!min_time_given) args.insert(args.begin() + 1, default_min_time.data());
 
   if (calibrate_only) {
-    std::vector<std::int64_t> vocabs = {128256, 151936, 201088, 262208};
+    std::vector<std::int64_t> vocabs = {128256, 262144};
     if (suite == Suite::smoke) vocabs = {3000};
     calibrate(vocabs, suite == Suite::full ? 64 : 8);
+    calibrate_order(vocabs, suite == Suite::full ? 128 : suite == Suite::quick ? 32 : 4);
     g_in = Inputs{};
     return 0;
   }

@@ -2,11 +2,12 @@
 # Runs the whole GPU check on a machine with an NVIDIA GPU, from a bundle
 # made by scripts/gpu-pack.sh: the test suite (serving sizes included), the
 # suite under compute-sanitizer (memcheck and racecheck, reduced sizes), the
-# CLI against the oracle, and the perf suite. Everything lands in one folder.
+# CLI against the oracle, the perf suite, qrita's peers on the same inputs
+# (perf/peers.py) and the plots. Everything lands in one folder.
 #
 #   scripts/gpu-run.sh [--bundle DIR] [--out DIR] [--skip STEP]... [-- PERF_FLAGS]
 #
-# STEP: tests, sanitizer, cli, perf, torch. PERF_FLAGS go to qrita_perf
+# STEP: tests, sanitizer, cli, perf, peers, plots. PERF_FLAGS go to qrita_perf
 # (e.g. --benchmark_filter=qrita/serving). Defaults: bundle ship/, results
 # in results/<date>-<gpu>/. Exit status: non-zero if any check failed (the
 # later steps still run).
@@ -22,7 +23,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --skip) skip="$skip$2 "; shift 2 ;;
     --) shift; perf_flags=("$@"); break ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "gpu-run: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -95,15 +96,39 @@ if wanted perf; then
   tail -n 5 "$out/perf.txt"
 fi
 
-if wanted torch && [ -f "$repo/perf/torch_baseline.py" ]; then
-  if python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null; then
-    step "PyTorch sort-based baseline"
-    python3 "$repo/perf/torch_baseline.py" --out "$out/torch.json" > "$out/torch.log" 2>&1
-    record torch $?
-    tail -n 5 "$out/torch.log"
+# Peers (perf/peers.py) on the same inputs: vLLM's Triton kernel and PyTorch
+# sort path from .peers/ (scripts/fetch-peers.sh; in the bundle or the
+# repository), and torch.topk. Without .peers/ only the PyTorch masks run.
+if wanted peers && [ -f "$repo/perf/peers.py" ]; then
+  peers_dir=""
+  for d in "$bundle/.peers/vllm_ops" "$repo/.peers/vllm_ops"; do
+    [ -f "$d/topk_topp_triton.py" ] && { peers_dir=$d; break; }
+  done
+  if ! python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null; then
+    echo "no PyTorch with CUDA here: peers skipped" | tee -a "$out/summary.txt"
   else
-    echo "no PyTorch with CUDA here: torch baseline skipped" | tee -a "$out/summary.txt"
+    step "peers: inputs against qrita-cli's (bitwise), then ${peers_dir:+vLLM Triton, vLLM PyTorch, }torch.topk${peers_dir:- and a torch sort mask (no .peers/)}"
+    mkdir -p "$out/peers-inputs"
+    for s in serving ordered randn uniform temp2 serving-bf16; do
+      "$bin/qrita-cli" --batch 2 --vocab 262144 --shape "$s" --seed 1234 --rows 0 \
+        --save-input "$out/peers-inputs/$s-262144.npy" > /dev/null 2>&1
+    done
+    python3 "$repo/perf/peers.py" --verify-inputs "$out/peers-inputs" > "$out/peers-inputs.log" 2>&1
+    record "peers inputs" $?
+    cat "$out/peers-inputs.log" | tee -a "$out/summary.txt"
+    rm -rf "$out/peers-inputs"
+    python3 "$repo/perf/peers.py" --out "$out/peers.json" ${peers_dir:+--peers-dir "$peers_dir"} \
+      > "$out/peers.log" 2>&1
+    record peers $?
+    tail -n 3 "$out/peers.log"
   fi
+fi
+
+if wanted plots && [ -f "$out/perf.json" ] && python3 -c "import matplotlib" 2> /dev/null; then
+  step "plots and the target table"
+  python3 "$repo/scripts/plot_perf.py" "$out/perf.json" \
+    $( [ -f "$out/peers.json" ] && echo "$out/peers.json" ) --out "$out/plots" > "$out/plots.log" 2>&1
+  record plots $?
 fi
 
 step "done: results in $out"

@@ -13,10 +13,16 @@ perf/torch_baseline.py. Writes into DIR (default docs/perf/):
                            any overlaid baselines (torch-*)
   ablations_V<vocab>.png   qrita against the paper's ablations (no
                            truncation, binary search, no duplicate handling)
-  shapes_V<vocab>.png      qrita on each input shape (serving, serving-bf16,
-                           flat, lm)
+  shapes_V<vocab>.png      qrita on each input shape (serving, ordered, randn,
+                           uniform, temp2, serving-bf16, flat, lm)
+  shape_<shape>.png        per input shape: x_copy against batch, one panel
+                           per (vocab, mode), qrita and its peers (perf/peers.py:
+                           vllm-triton, vllm-torch, torch-*), the targets dashed
   x_copy.png               qrita's time over the copy's, per vocabulary
-  summary.md               the same numbers as Markdown tables, and memory per call
+  summary.md               the same numbers as Markdown tables, memory per call,
+                           and a table of every qrita cell (x_copy, us per call,
+                           rows/ms, the best peer's time) saying whether each
+                           target holds
 
 Needs matplotlib (Debian: apt-get install python3-matplotlib).
 """
@@ -36,6 +42,8 @@ MODE_TITLES = {"k10": "k=10, p=None", "p0.7": "k=None, p=0.7",
 STYLE = {  # kind: (label, colour, marker, linestyle)
     "qrita": ("qrita", "tab:blue", "o", "-"),
     "sort": ("sort (bitonic, Kokkos)", "tab:red", "s", "-"),
+    "vllm-triton": ("vLLM Triton (Qrita port)", "tab:pink", "*", "-"),
+    "vllm-torch": ("vLLM PyTorch sort path", "tab:brown", "<", "-"),
     "torch-sort": ("PyTorch sort", "tab:orange", "^", "-"),
     "torch-topk": ("PyTorch topk (top-k only)", "tab:purple", "v", "-"),
     "copy": ("copy (memory floor)", "black", None, "-."),
@@ -43,8 +51,11 @@ STYLE = {  # kind: (label, colour, marker, linestyle)
     "ablation-binary": ("binary search", "tab:olive", "P", "--"),
     "ablation-nodup": ("no duplicate handling", "tab:cyan", "X", ":"),
 }
-SHAPE_STYLE = {"serving": "tab:blue", "serving-bf16": "tab:orange",
+SHAPE_STYLE = {"serving": "tab:blue", "ordered": "tab:red", "randn": "tab:green",
+               "uniform": "tab:purple", "temp2": "tab:olive", "serving-bf16": "tab:orange",
                "flat": "tab:gray", "lm": "tab:brown"}
+SHAPES = ["serving", "ordered", "randn", "uniform", "temp2", "serving-bf16", "flat", "lm"]
+PEERS = ["vllm-triton", "vllm-torch", "torch-sort", "torch-topk", "sort"]
 TIME_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}  # to milliseconds
 
 
@@ -91,7 +102,8 @@ def load(paths):
                 rows = key[4] / ms if ms > 0 else float("nan")
             samples[key].append({"rows_per_ms": rows, "x_copy": b.get("x_copy"),
                                  "workspace_bytes": b.get("workspace_bytes"),
-                                 "mem_bytes": b.get("mem_bytes")})
+                                 "mem_bytes": b.get("mem_bytes"), "exact": b.get("exact"),
+                                 "passes": b.get("passes")})
     results = {}
     for key, runs in samples.items():
         results[key] = {"rows_per_ms": statistics.median(r["rows_per_ms"] for r in runs)}
@@ -100,6 +112,10 @@ def load(paths):
         for extra in ("workspace_bytes", "mem_bytes"):
             vals = [r[extra] for r in runs if r[extra] is not None]
             results[key][extra] = max(vals) if vals else None
+        for extra in ("exact", "passes"):
+            vals = [r[extra] for r in runs if r[extra] is not None]
+            results[key][extra] = min(vals) if extra == "exact" and vals else \
+                (statistics.median(vals) if vals else None)
     return results, context
 
 
@@ -211,7 +227,8 @@ def summary(results, device):
     out = [f"# qrita_perf results: {device}", ""]
     out.append("rows/ms of the serving shape; x_copy = time / time of a read+write copy of "
                "the same logits; speed-up = qrita's rows/ms over the sort baseline's.")
-    baselines = [k for k in ("sort", "torch-sort", "torch-topk") if k in kinds_present(results)]
+    baselines = [k for k in ("sort", "vllm-triton", "vllm-torch", "torch-sort", "torch-topk")
+                 if k in kinds_present(results)]
     for vocab in vocabs_of(results, "qrita", "serving"):
         out += ["", f"## V = {vocab}", ""]
         head = ["mode", "B", "qrita rows/ms", "x_copy", "copy rows/ms"]
@@ -232,7 +249,8 @@ def summary(results, device):
                     else:
                         row += ["-", "-"]
                 out.append("| " + " | ".join(row) + " |")
-    mem_kinds = [k for k in ("qrita", "sort", "torch-sort", "torch-topk") if k in kinds_present(results)]
+    mem_kinds = [k for k in ("qrita", "sort", "vllm-triton", "vllm-torch", "torch-sort", "torch-topk")
+                 if k in kinds_present(results)]
     mem_rows = []
     for vocab in vocabs_of(results, "qrita", "serving"):
         for batch in sorted({k[4] for k in results if k[3] == vocab and k[0] in mem_kinds}):
@@ -260,7 +278,7 @@ def summary(results, device):
                                              "ablation-nodup") if k in kinds_present(results)]
             shape_of = {c: "serving" for c in cols}
         else:
-            cols = [s for s in ("serving", "serving-bf16", "flat", "lm")
+            cols = [s for s in SHAPES
                     if any(k[0] == "qrita" and k[1] == s and k[3] == vocab for k in results)]
             if len(cols) < 2:
                 continue
@@ -279,6 +297,121 @@ def summary(results, device):
                 if any(v != "-" for v in vals):
                     out.append(f"| {mode} | {batch} | " + " | ".join(vals) + " |")
     return "\n".join(out) + "\n"
+
+
+def us_per_call(r, batch):
+    return batch / r["rows_per_ms"] * 1e3 if r and r.get("rows_per_ms") else None
+
+
+def x_copy_target(shape, batch):
+    """qrita's x_copy target at this batch (None: a time target instead)."""
+    if batch >= 1024:
+        return 1.6 if shape == "serving" else 2.0
+    if batch >= 64:
+        return 4.0
+    return None
+
+
+def target_table(results):
+    """Every qrita cell: its numbers, the best peer's, and whether the
+    targets hold: x_copy <= 2.0 at B 1024 (serving: <= 1.6), <= 4 at B 64,
+    <= 30 us at B 1; faster than vLLM's Triton kernel and than the torch sort
+    mask (vllm-torch, else torch-sort)."""
+    present = kinds_present(results)
+    sort_peer = "vllm-torch" if "vllm-torch" in present else \
+        ("torch-sort" if "torch-sort" in present else None)
+    out = ["", "## targets, every qrita cell", "",
+           "x_copy = time / time of a read+write copy of the same logits. Targets: B 1024 "
+           "x_copy <= 2.0 (serving <= 1.6); B 64 x_copy <= 4; B 1 <= 30 us; faster than "
+           f"vllm-triton and {sort_peer or 'the torch sort mask'}. Best peer: the fastest of "
+           + ", ".join(k for k in PEERS if k in present) + " (exact: the fraction of checked "
+           "rows it got exactly right).", ""]
+    head = ["shape", "mode", "V", "B", "x_copy", "us/call", "rows/ms", "passes",
+            "best peer", "peer us", "peer exact", "targets"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    held = total = 0
+    cells = sorted(((s, m, v, b) for (k, s, m, v, b) in results if k == "qrita"),
+                   key=lambda c: (SHAPES.index(c[0]) if c[0] in SHAPES else 99,
+                                  MODES.index(c[1]) if c[1] in MODES else 99, c[2], c[3]))
+    for shape, mode, vocab, batch in cells:
+        r = results[("qrita", shape, mode, vocab, batch)]
+        us = us_per_call(r, batch)
+        peers = [(k, results[(k, shape, mode, vocab, batch)]) for k in PEERS
+                 if (k, shape, mode, vocab, batch) in results]
+        best = min(peers, key=lambda kr: us_per_call(kr[1], batch)) if peers else None
+        missed = []
+        xt = x_copy_target(shape, batch)
+        if xt is not None:
+            if r.get("x_copy") is None or r["x_copy"] > xt:
+                missed.append(f"x_copy > {xt:g}")
+        elif us is None or us > 30.0:
+            missed.append("> 30 us")
+        for k in ("vllm-triton", sort_peer):
+            other = results.get((k, shape, mode, vocab, batch)) if k else None
+            if other and us is not None and us >= us_per_call(other, batch):
+                missed.append(f"not faster than {k}")
+        total += 1
+        held += not missed
+        out.append("| " + " | ".join([
+            shape, mode, str(vocab), str(batch), fmt(r.get("x_copy")), fmt(us), fmt(r["rows_per_ms"]),
+            fmt(r.get("passes")), best[0] if best else "-",
+            fmt(us_per_call(best[1], batch)) if best else "-",
+            fmt(best[1].get("exact")) if best else "-",
+            "yes" if not missed else "NO: " + "; ".join(missed)]) + " |")
+    out.insert(3, f"Targets held in {held} of {total} cells.")
+    out.insert(4, "")
+    return out
+
+
+def shape_figures(plt, results, device, out_dir):
+    """Per shape: x_copy against batch, one panel per (vocab, mode), qrita
+    and its peers; the targets dashed."""
+    written = []
+    present = kinds_present(results)
+    kinds = [k for k in ["qrita"] + PEERS if k in present]
+    for shape in SHAPES:
+        vocabs = sorted({v for (k, s, m, v, b) in results if s == shape and k in kinds})
+        if not vocabs or not any(k == "qrita" and s == shape for (k, s, *_ ) in results):
+            continue
+        fig, axes = plt.subplots(len(vocabs), len(MODES), figsize=(4.2 * len(MODES), 3.4 * len(vocabs)),
+                                 squeeze=False)
+        for row, vocab in enumerate(vocabs):
+            for ax, mode in zip(axes[row], MODES):
+                batches = set()
+                for kind in kinds:
+                    pts = [(b, r["x_copy"]) for b, r in series(results, kind, shape, mode, vocab)
+                           if r.get("x_copy")]
+                    if not pts:
+                        continue
+                    label, colour, marker, ls = STYLE[kind]
+                    ax.plot(*zip(*pts), label=label, color=colour, marker=marker, linestyle=ls,
+                            markersize=4, linewidth=1.4)
+                    batches |= {b for b, _ in pts}
+                tb = [b for b in sorted(batches) if x_copy_target(shape, b) is not None]
+                if tb:
+                    ax.plot(tb, [x_copy_target(shape, b) for b in tb], color="black",
+                            linestyle="--", linewidth=1, label="target")
+                ax.axhline(1.0, color="gray", linestyle=":", linewidth=1)
+                setup_axes(ax, f"{MODE_TITLES[mode]}, V={vocab}", sorted(batches) or None)
+                ax.set_xlabel("batch size" if row == len(vocabs) - 1 else "")
+            axes[row][0].set_ylabel("time / copy time")
+        handles, labels = [], []
+        for ax in axes.flat:
+            for h, l in zip(*ax.get_legend_handles_labels()):
+                if l not in labels:
+                    handles.append(h)
+                    labels.append(l)
+        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 7), fontsize=9,
+                   frameon=False)
+        fig.suptitle(f"'{shape}' logits: qrita and its peers against the copy floor - {device}",
+                     fontsize=11)
+        fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+        path = os.path.join(out_dir, f"shape_{shape}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
 
 
 def main():
@@ -309,8 +442,8 @@ def main():
 
     present = kinds_present(results)
     for vocab in vocabs_of(results, "qrita", "serving"):
-        lines = [style(k) for k in ("qrita", "sort", "torch-sort", "torch-topk", "copy")
-                 if k in present]
+        lines = [style(k) for k in ("qrita", "sort", "vllm-triton", "vllm-torch", "torch-sort",
+                                    "torch-topk", "copy") if k in present]
         path = os.path.join(args.out, f"throughput_V{vocab}.png")
         if panel_figure(plt, results, vocab, lines,
                         f"top-k / top-p masking, vocab {vocab}, serving logits - {device}", path):
@@ -331,7 +464,7 @@ def main():
             shapes_vocab = v if shapes_vocab is None or v == 128256 else shapes_vocab
     if shapes_vocab is not None:
         lines = [("qrita", s, f"qrita, {s}", SHAPE_STYLE.get(s, "tab:gray"), "o", "-")
-                 for s in ("serving", "serving-bf16", "flat", "lm")]
+                 for s in SHAPES]
         lines.append(style("copy"))
         path = os.path.join(args.out, f"shapes_V{shapes_vocab}.png")
         if panel_figure(plt, results, shapes_vocab, lines,
@@ -361,9 +494,13 @@ def main():
         plt.close(fig)
         written.append(path)
 
+    written += shape_figures(plt, results, device, args.out)
+
     path = os.path.join(args.out, "summary.md")
     with open(path, "w") as f:
         f.write(summary(results, device))
+        if any(k[0] == "qrita" for k in results):
+            f.write("\n".join(target_table(results)) + "\n")
     written.append(path)
     for p in written:
         print("wrote", p)

@@ -44,8 +44,10 @@ input (synthetic unless --input is given):
   --vocab V              entries per row (default 128256)
   --seed S               random seed (default 0)
   --shape NAME           lm | ties | flat | spread | peaked | sparse (default lm),
-                         or serving | serving-bf16 (the perf suite's
-                         calibrated LLM logits, see src/synthetic.hpp)
+                         or the perf suite's counter shapes (src/synthetic.hpp):
+                         serving | serving-bf16 (calibrated LLM logits),
+                         ordered (serving with low token ids hotter),
+                         randn (N(0,1)) | uniform (U[0,1)) | temp2 (serving / 2)
   --input FILE.npy       float32 [batch, vocab] logits, C order, instead
   --save-input FILE.npy  write the input batch before masking
 
@@ -81,7 +83,7 @@ class UsageError : public std::runtime_error {
 };
 
 // A synthetic shape: one of the host-drawn test shapes, or a counter-based
-// perf shape (serving, serving-bf16).
+// perf shape (serving, serving-bf16, ordered, randn, uniform, temp2).
 struct ShapeChoice {
   bool counter = false;
   qrita::synthetic::Shape shape = qrita::synthetic::Shape::lm;
@@ -137,15 +139,16 @@ ShapeChoice parse_shape(const std::string& text) {
       c.shape = s;
       return c;
     }
-  for (CounterShape s : {CounterShape::serving, CounterShape::serving_bf16})
+  for (CounterShape s : {CounterShape::serving, CounterShape::serving_bf16, CounterShape::ordered,
+                         CounterShape::randn, CounterShape::uniform, CounterShape::temp2})
     if (text == qrita::synthetic::name(s)) {
       c.counter       = true;
       c.counter_shape = s;
       return c;
     }
   throw UsageError(fmt::format(
-      "--shape must be one of lm, ties, flat, spread, peaked, sparse, serving, serving-bf16; "
-      "got '{}'",
+      "--shape must be one of lm, ties, flat, spread, peaked, sparse, serving, serving-bf16, "
+      "ordered, randn, uniform, temp2; got '{}'",
       text));
 }
 
@@ -274,8 +277,8 @@ const char* path_name(qrita::RowPath p) {
     case qrita::RowPath::off: return "off";
     case qrita::RowPath::trivial: return "trivial";
     case qrita::RowPath::truncated: return "truncated";
-    case qrita::RowPath::miss: return "miss";
-    case qrita::RowPath::overflow: return "overflow";
+    case qrita::RowPath::buckets: return "buckets";
+    case qrita::RowPath::flat: return "flat";
     case qrita::RowPath::full: return "full";
   }
   return "?";
@@ -351,7 +354,8 @@ int run(const Config& cfg, const Batch& in) {
   }
 
   const auto copy = [&] { Kokkos::deep_copy(space, work, pristine); };
-  const auto mask = [&] { qrita::sample_mask(space, work, k, p, cfg.opts, stats); };
+  const qrita::Workspace<Space> workspace(space, batch, vocab, cfg.opts);
+  const auto mask = [&] { qrita::sample_mask(space, work, k, p, cfg.opts, workspace, stats); };
   time_calls(space, 1, copy, mask);  // warm-up, and first touch of `work`
   const Timing copy_time = time_calls(space, cfg.repeat, [] {}, copy);
   const Timing mask_time = time_calls(space, cfg.repeat, copy, mask);
@@ -389,6 +393,7 @@ int run(const Config& cfg, const Batch& in) {
   {
     std::int64_t topk_paths[6] = {}, topp_paths[6] = {};
     std::int64_t k_passes = 0, p_passes = 0, outliers = 0, max_outliers = 0;
+    std::int64_t row_passes = 0, max_row_passes = 0, tier_rows = 0;
     for (std::int64_t b = 0; b < batch; ++b) {
       const qrita::RowStats& s = row_stats(b);
       topk_paths[std::clamp(int(s.topk_path), 0, 5)] += 1;
@@ -397,6 +402,9 @@ int run(const Config& cfg, const Batch& in) {
       p_passes += s.topp_passes;
       outliers += s.outliers;
       max_outliers = std::max<std::int64_t>(max_outliers, s.outliers);
+      row_passes += s.row_passes;
+      max_row_passes = std::max<std::int64_t>(max_row_passes, s.row_passes);
+      tier_rows += s.tier ? 1 : 0;
     }
     const auto paths = [](const std::int64_t* n) {
       std::string out;
@@ -408,6 +416,8 @@ int run(const Config& cfg, const Batch& in) {
     };
     const double rows = batch > 0 ? double(batch) : 1.0;
     fmt::print("paths: top-k {} | top-p {}\n", paths(topk_paths), paths(topp_paths));
+    fmt::print("row passes (reads + writes): mean {:.2f}, max {}; rows using the workspace tier: {}\n",
+               double(row_passes) / rows, max_row_passes, tier_rows);
     fmt::print("passes (mean): top-k {:.1f}, top-p {:.1f}; outliers: mean {:.0f}, max {}\n",
                double(k_passes) / rows, double(p_passes) / rows, double(outliers) / rows,
                max_outliers);

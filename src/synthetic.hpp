@@ -132,7 +132,12 @@ inline std::vector<float> lm_batch(std::int64_t batch, std::int64_t vocab,
 enum class CounterShape {
   serving,       // calibrated to real models' logits: see serving_row_params
   serving_bf16,  // serving rounded to bfloat16: long runs of ties
-  flat           // every entry of a row equal
+  flat,          // every entry of a row equal
+  ordered,       // serving with a vocabulary order: low ids hotter and more
+                 // spread (see ordered_row_params)
+  randn,         // N(0, 1) i.i.d. (vLLM's tests: torch.randn)
+  uniform,       // U[0, 1) i.i.d. (torch.rand)
+  temp2          // serving at temperature 2 (every entry halved)
 };
 
 inline const char* name(CounterShape s) {
@@ -140,8 +145,27 @@ inline const char* name(CounterShape s) {
     case CounterShape::serving: return "serving";
     case CounterShape::serving_bf16: return "serving-bf16";
     case CounterShape::flat: return "flat";
+    case CounterShape::ordered: return "ordered";
+    case CounterShape::randn: return "randn";
+    case CounterShape::uniform: return "uniform";
+    case CounterShape::temp2: return "temp2";
   }
   return "?";
+}
+
+// Every counter shape, in the order the perf suite lists them.
+constexpr CounterShape all_counter_shapes[] = {
+    CounterShape::serving, CounterShape::ordered,      CounterShape::randn, CounterShape::uniform,
+    CounterShape::temp2,   CounterShape::serving_bf16, CounterShape::flat};
+
+// The shape called `text`; false if none is.
+inline bool parse_counter_shape(const char* text, CounterShape& out) {
+  for (CounterShape s : all_counter_shapes)
+    if (std::strcmp(text, name(s)) == 0) {
+      out = s;
+      return true;
+    }
+  return false;
 }
 
 // splitmix64's finaliser: a bijection of 64-bit words with good avalanche.
@@ -213,7 +237,22 @@ struct ServingRow {
   std::int64_t stride_inverse;  // column c holds j = ((c - offset) * stride_inverse) mod V
   float flat;                // the value of every entry of a flat row
   float bulk_share;          // q, the bulk's expected share of the softmax mass
+  // ordered only (zero for the other shapes): see ordered_row_params.
+  double drift;              // D: the bulk's lift at column 0, in sigma
+  double spread;             // S: the bulk's extra scale at column 0
+  double head_log;           // 1 / ln(1 + head / head_knee)
+  std::int64_t head;         // W: columns c < W drift (weight f(c) > 0)
+  std::int64_t low_span;     // L: the low-id region informative tokens prefer
+  std::int64_t low_count;    // m_low of the m informative tokens sit in [0, L)
+  std::int64_t low_offset;   // slot t of [0, L) is column (low_offset + low_stride t) mod L
+  std::int64_t low_inverse;  // its inverse stride mod L
+  std::int64_t rotate;       // slot t holds informative rank (rotate + t) mod m
 };
+
+// The ordered shape's bulk drift: weight f(c) = 1 - ln(1 + c / knee) /
+// ln(1 + W / knee) for c < W, 0 beyond.
+constexpr double ordered_head_knee = 256.0;
+constexpr std::int64_t ordered_head = 16384;
 
 namespace impl {
 inline std::int64_t gcd(std::int64_t a, std::int64_t b) {
@@ -306,11 +345,138 @@ inline ServingRow serving_row_params(std::uint64_t seed, std::int64_t row, std::
   return p;
 }
 
-// Entry `col` of row `row` of a counter shape with these row parameters.
+// The "ordered" shape: a serving row (above) with a vocabulary order. Real
+// vocabularies are ordered: low token ids (bytes, whitespace, short pieces)
+// run hot, so the first 4096 entries, the sample sigma-truncation takes its
+// mean and sd from, are biased. Matched to what a real 262144-entry
+// vocabulary (Gemma-3) shows: the first 4096 entries' mean about +0.9 row sd
+// above the row's mean and their sd about 1.35x the row's; a sample spread
+// evenly over the row (every V/4096-th entry) nearly unbiased (+0.05 sd,
+// sd ratio 1.006); and mu + 3 sigma from the first 4096 entries with
+// nothing above it on about a quarter of rows. (A 49152-entry vocabulary,
+// SmolLM2, shows the same bias, less strongly.)
+//
+// Row r: the serving row's draws, and (stream 1, draws 8-15):
+//   D in [0.75, 2.05], S in [0.1, 0.5]   the bulk's lift and extra scale at
+//                                         column 0
+//   Bulk entry at column c:
+//     mu + sigma * (D f(c) + (1 + S f(c)) * (z < 0 ? z : right * z)),
+//     f(c) = 1 - ln(1 + c / 256) / ln(1 + 16384 / 256) for c < 16384, else 0
+//     (f: 1 at column 0, 0.32 at 4096, 0 from 16384; z as in serving).
+//   Informative tokens: the serving row's ranks and values (top - zipf
+//     ln(1 + j) + 0.25 z_j), but m_low = floor(m * [0.2, 0.6]) of them
+//     (at most L / 8) sit in the low region [0, L), L = min(4096, V / 4):
+//     slot t of it (column (o_L + s_L t) mod L) holds rank (rot + t) mod m,
+//     rot uniform in [0, m); the other m - m_low ranks
+//     (rot + m_low + t) mod m sit at columns L + (o + s t) mod (V - L).
+//   Diffuse rows: with probability 0.4 the informative tokens hold an
+//     expected 1 - q in [1e-5, 1e-2] (log-uniform) of the mass instead of
+//     serving's [0.95, 0.999]: their top then sits a few sigma above the
+//     bulk (high-entropy rows; most of the "nothing above" rows).
+//   top: as serving's, with the bulk's expectation summed column by column
+//     over the drifting head.
+// Measured (order_bias, seed 1234, 1000 rows, V = 262144): first-4096 mean
+// +0.91 row sd, sd ratio 1.35; strided sample +0.00 sd, ratio 1.00; nothing
+// above the first-4096 mu + 3 sigma on 25.5% of rows (about 100 entries
+// above it on average). At V = 128256: +0.87 sd, ratio 1.30, 28% empty.
+// qrita_perf --calibrate prints these.
+inline ServingRow ordered_row_params(std::uint64_t seed, std::int64_t row, std::int64_t vocab) {
+  ServingRow p = serving_row_params(seed, row, vocab);
+  const auto u = [&](std::uint64_t i) {
+    return unit_open(std::uint32_t(counter_hash(seed, 1, std::uint64_t(row), i) >> 32));
+  };
+  p.drift    = 0.75 + 1.3 * u(8);
+  p.spread   = 0.1 + 0.4 * u(9);
+  double q = p.bulk_share;
+  if (u(10) < 0.4) q = 1.0 - std::pow(10.0, -2.0 - 3.0 * u(15));  // a diffuse row
+  p.bulk_share = float(q);
+  p.head     = std::min<std::int64_t>(ordered_head, vocab);
+  p.head_log = 1.0 / std::log(1.0 + double(ordered_head) / ordered_head_knee);
+  const std::int64_t m = p.informative;
+  p.low_span = std::min<std::int64_t>(4096, vocab / 4);
+  if (m <= 0 || p.low_span < 2) {
+    p.low_span = 0;
+    return p;
+  }
+  p.low_count = std::min<std::int64_t>(std::int64_t(double(m) * (0.2 + 0.4 * u(11))),
+                                       p.low_span / 8);
+  p.rotate    = std::int64_t(double(m) * u(12)) % m;
+  // Strides coprime with L (the low region) and with V - L (the rest).
+  const std::uint64_t h = counter_hash(seed, 1, std::uint64_t(row), 13);
+  const std::int64_t L = p.low_span, R = vocab - L;
+  std::int64_t low_stride = 1 + std::int64_t(h % std::uint64_t(L - 1));
+  while (impl::gcd(low_stride, L) != 1) low_stride = low_stride % (L - 1) + 1;
+  p.low_offset  = std::int64_t((h >> 32) % std::uint64_t(L));
+  p.low_inverse = impl::inverse_mod(low_stride, L);
+  const std::uint64_t h2 = counter_hash(seed, 1, std::uint64_t(row), 14);
+  std::int64_t stride = 1 + std::int64_t(h2 % std::uint64_t(R - 1));
+  while (impl::gcd(stride, R) != 1) stride = stride % (R - 1) + 1;
+  p.offset         = std::int64_t((h2 >> 32) % std::uint64_t(R));
+  p.stride_inverse = impl::inverse_mod(stride, R);
+  // top as in serving_row_params, with the bulk's expectation summed over
+  // the drifting head column by column.
+  double S = 0.0;
+  for (std::int64_t j = 0; j < m; ++j) S += std::pow(double(1 + j), -p.zipf);
+  const auto expect = [&](double lift, double scale) {  // E[exp(bulk - mu)]
+    const double sl = p.sigma * scale, sr = p.right * p.sigma * scale;
+    return std::exp(lift) * (std::exp(0.5 * sl * sl) * impl::phi(-sl) +
+                             std::exp(0.5 * sr * sr) * impl::phi(sr));
+  };
+  double bulk = double(vocab - p.head - m) * expect(0.0, 1.0);
+  for (std::int64_t c = 0; c < p.head; ++c) {
+    const double f = 1.0 - std::log(1.0 + double(c) / ordered_head_knee) * p.head_log;
+    bulk += expect(p.sigma * p.drift * f, 1.0 + p.spread * f);
+  }
+  p.top = p.mu + std::log(bulk) + std::log((1.0 - q) / q) - std::log(S);
+  return p;
+}
+
+// The row parameters of any counter shape.
+inline ServingRow row_params(CounterShape shape, std::uint64_t seed, std::int64_t row,
+                             std::int64_t vocab) {
+  return shape == CounterShape::ordered ? ordered_row_params(seed, row, vocab)
+                                        : serving_row_params(seed, row, vocab);
+}
+
+// Entry `col` of row `row` of a counter shape with these row parameters
+// (row_params(shape, seed, row, vocab)).
 KOKKOS_INLINE_FUNCTION float counter_value(CounterShape shape, ServingRow const& p,
                                            std::uint64_t seed, std::int64_t row,
                                            std::int64_t col, std::int64_t vocab) {
   if (shape == CounterShape::flat) return p.flat;
+  if (shape == CounterShape::randn)
+    return float(normal_from(counter_hash(seed, 5, std::uint64_t(row), std::uint64_t(col))));
+  if (shape == CounterShape::uniform)  // 24 bits: exactly representable, in [0, 1)
+    return float(std::uint32_t(counter_hash(seed, 6, std::uint64_t(row), std::uint64_t(col)) >> 40)) *
+           (1.0f / 16777216.0f);
+  if (shape == CounterShape::ordered) {
+    const std::int64_t m = p.informative;
+    std::int64_t j = m;  // informative rank, m: bulk
+    if (p.low_span > 0) {
+      const std::int64_t L = p.low_span;
+      if (col < L) {
+        const std::int64_t t = std::int64_t(
+            (std::uint64_t((col - p.low_offset + L) % L) * std::uint64_t(p.low_inverse)) %
+            std::uint64_t(L));
+        if (t < p.low_count) j = (p.rotate + t) % m;
+      } else {
+        const std::int64_t R = vocab - L;
+        const std::int64_t t = std::int64_t(
+            (std::uint64_t((col - L - p.offset + R) % R) * std::uint64_t(p.stride_inverse)) %
+            std::uint64_t(R));
+        if (t < m - p.low_count) j = (p.rotate + p.low_count + t) % m;
+      }
+    }
+    if (j < m) {
+      const double z = normal_from(counter_hash(seed, 3, std::uint64_t(row), std::uint64_t(j)));
+      return float(p.top - p.zipf * math::log(double(1 + j)) + p.jitter * z);
+    }
+    const double z = normal_from(counter_hash(seed, 2, std::uint64_t(row), std::uint64_t(col)));
+    const double f =
+        col < p.head ? 1.0 - math::log(1.0 + double(col) * (1.0 / ordered_head_knee)) * p.head_log
+                     : 0.0;
+    return float(p.mu + p.sigma * (p.drift * f + (1.0 + p.spread * f) * (z < 0.0 ? z : p.right * z)));
+  }
   float x;
   std::int64_t j = p.informative;
   if (p.informative > 0) {
@@ -324,6 +490,7 @@ KOKKOS_INLINE_FUNCTION float counter_value(CounterShape shape, ServingRow const&
     const double z = normal_from(counter_hash(seed, 2, std::uint64_t(row), std::uint64_t(col)));
     x = float(p.mu + p.sigma * (z < 0.0 ? z : p.right * z));
   }
+  if (shape == CounterShape::temp2) return x * 0.5f;  // exact: halving a float
   return shape == CounterShape::serving_bf16 ? round_bf16(x) : x;
 }
 
@@ -331,8 +498,74 @@ KOKKOS_INLINE_FUNCTION float counter_value(CounterShape shape, ServingRow const&
 // generator is checked against.
 inline void counter_row(float* out, std::int64_t vocab, CounterShape shape, std::uint64_t seed,
                         std::int64_t row) {
-  const ServingRow p = serving_row_params(seed, row, vocab);
+  const ServingRow p = row_params(shape, seed, row, vocab);
   for (std::int64_t c = 0; c < vocab; ++c) out[c] = counter_value(shape, p, seed, row, c, vocab);
+}
+
+// How a counter shape's vocabulary order biases sigma-truncation's sample,
+// measured on the host (qrita_perf --calibrate prints it; a test can check
+// it). Per row: the mean and sd of the first `head` entries and of an evenly
+// strided sample of `head` entries (column floor(i V / head)), against the
+// whole row's, and whether any entry of the row lies above the head's
+// mean + delta * sd. Averages over rows 0..rows-1.
+struct OrderBias {
+  double head_offset    = 0;  // (head mean - row mean) / row sd
+  double head_ratio     = 0;  // head sd / row sd
+  double strided_offset = 0;  // (strided mean - row mean) / row sd
+  double strided_ratio  = 0;  // strided sd / row sd
+  double empty_fraction = 0;  // rows with nothing above head mean + delta * head sd
+  double above_mean     = 0;  // mean count of entries above it
+};
+
+inline OrderBias order_bias(CounterShape shape, std::uint64_t seed, std::int64_t vocab,
+                            std::int64_t rows, std::int64_t head = 4096, double delta = 3.0) {
+  OrderBias b;
+  head = std::min(head, vocab);
+  std::vector<float> x(static_cast<std::size_t>(vocab));
+  const auto stats = [](double s, double s2, double n, double& mean, double& sd) {
+    mean = s / n;
+    sd   = std::sqrt(std::max(0.0, s2 / n - mean * mean));
+  };
+  for (std::int64_t r = 0; r < rows; ++r) {
+    counter_row(x.data(), vocab, shape, seed, r);
+    double s = 0, s2 = 0, hs = 0, hs2 = 0, ss = 0, ss2 = 0;
+    for (std::int64_t c = 0; c < vocab; ++c) {
+      const double v = x[std::size_t(c)];
+      s += v;
+      s2 += v * v;
+      if (c < head) {
+        hs += v;
+        hs2 += v * v;
+      }
+    }
+    for (std::int64_t i = 0; i < head; ++i) {
+      const double v = x[std::size_t(i * vocab / head)];
+      ss += v;
+      ss2 += v * v;
+    }
+    double mean, sd, hmean, hsd, smean, ssd;
+    stats(s, s2, double(vocab), mean, sd);
+    stats(hs, hs2, double(head), hmean, hsd);
+    stats(ss, ss2, double(head), smean, ssd);
+    if (!(sd > 0)) sd = 1;  // flat rows: no bias to speak of
+    b.head_offset += (hmean - mean) / sd;
+    b.head_ratio += hsd / sd;
+    b.strided_offset += (smean - mean) / sd;
+    b.strided_ratio += ssd / sd;
+    const double t = hmean + delta * hsd;
+    std::int64_t above = 0;
+    for (std::int64_t c = 0; c < vocab; ++c) above += double(x[std::size_t(c)]) > t ? 1 : 0;
+    b.empty_fraction += above == 0 ? 1.0 : 0.0;
+    b.above_mean += double(above);
+  }
+  const double n = double(std::max<std::int64_t>(rows, 1));
+  b.head_offset /= n;
+  b.head_ratio /= n;
+  b.strided_offset /= n;
+  b.strided_ratio /= n;
+  b.empty_fraction /= n;
+  b.above_mean /= n;
+  return b;
 }
 
 }  // namespace synthetic

@@ -97,10 +97,14 @@ struct Result {
   std::vector<qrita::RowStats> stats;
 };
 
+// Whether a call gets a qrita::Workspace (the production path) or none
+// (on-chip candidates only).
+enum class Memory { workspace, none };
+
 // Masks a copy of `in` on backend Exec and returns it with the row stats.
 template <class Exec>
 Result run(Batch const& in, qrita::Options const& opts = {},
-           Filters filters = Filters::both) {
+           Filters filters = Filters::both, Memory memory = Memory::workspace) {
   using mem = typename Exec::memory_space;
   Kokkos::View<float**, Kokkos::LayoutRight, mem> full(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "logits"),
@@ -125,15 +129,27 @@ Result run(Batch const& in, qrita::Options const& opts = {},
   Kokkos::deep_copy(p, p_h);
 
   Exec space;
+  const bool ws = memory == Memory::workspace;
+  const qrita::Workspace<Exec> workspace =
+      ws ? qrita::Workspace<Exec>(space, in.batch, in.vocab, opts) : qrita::Workspace<Exec>();
   switch (filters) {
     case Filters::both:
-      qrita::sample_mask(space, logits, k, p, opts, stats);
+      if (ws)
+        qrita::sample_mask(space, logits, k, p, opts, workspace, stats);
+      else
+        qrita::sample_mask(space, logits, k, p, opts, stats);
       break;
     case Filters::k_only:
-      qrita::sample_mask(space, logits, k, opts);
+      if (ws)
+        qrita::sample_mask(space, logits, k, opts, workspace);
+      else
+        qrita::sample_mask(space, logits, k, opts);
       break;
     case Filters::p_only:
-      qrita::sample_mask(space, logits, p, opts);
+      if (ws)
+        qrita::sample_mask(space, logits, p, opts, workspace);
+      else
+        qrita::sample_mask(space, logits, p, opts);
       break;
   }
   space.fence();

@@ -7,6 +7,7 @@
 #include "synthetic.hpp"
 
 #include <random>
+#include <tuple>
 
 namespace {
 
@@ -87,7 +88,7 @@ TYPED_TEST(Determinism, SameRowSameOutputAnywhere) {
       int(Kokkos::TeamPolicy<TypeParam>(TypeParam(), 1, 1)
               .team_size_max(qrita::detail::MaskKernel<TypeParam>{},
                              Kokkos::ParallelForTag())));
-  other.team_size = qrita::detail::BackendDefaults<TypeParam>::team_size == 1 ? widest : 1;
+  other.team_size = qrita::detail::Policy<TypeParam>::team_size == 1 ? widest : 1;
   other.max_teams = 3;
   const Result in_a = qtest::run<TypeParam>(big_a);
   const Result in_b = qtest::run<TypeParam>(big_b, other);
@@ -115,9 +116,11 @@ TEST(AcrossBackends, Case20_SameKeptSetOnEveryBackend) {
     b.k[r] = r % 3 == 1 ? 0 : 1 + int(rng() % 100);
     b.p[r] = r % 3 == 0 ? 1.0f : 0.6f + float(rng() % 39) / 100.0f;
   }
+  if (std::tuple_size<qtest::BackendTuple>::value < 2)
+    GTEST_SKIP() << "one backend is enabled in this build: nothing to compare it with";
   const std::vector<Result> out =
       run_everywhere(static_cast<qtest::BackendTuple*>(nullptr), b);
-  ASSERT_FALSE(out.empty());
+  ASSERT_GE(out.size(), 2u);
   for (std::size_t e = 1; e < out.size(); ++e) {
     for (std::int64_t r = 0; r < b.batch; ++r) {
       const auto first = qtest::kept_indices(b.row(r), out[0].logits.data() + r * b.vocab, b.vocab);

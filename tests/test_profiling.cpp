@@ -1,10 +1,14 @@
 // What Kokkos Tools see of a call: one kernel labelled qrita::sample_mask
-// inside one balanced region of the same name (also when the call throws),
-// and no memory allocation once a first call has sized the team scratch.
+// inside one balanced region of the same name (also when the call throws);
+// with a qrita::Workspace, no allocation of qrita's own and no fence inside
+// a call (so it can be captured in a CUDA graph). Allocations Kokkos makes
+// for itself (labels not starting with "qrita") are counted apart: Kokkos 4
+// CUDA builds were seen making some on a first launch.
 
 #include "support.hpp"
 #include "synthetic.hpp"
 
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,8 +16,8 @@
 namespace {
 
 struct ToolLog {
-  std::vector<std::string> kernels, regions;
-  int depth = 0, allocations = 0;
+  std::vector<std::string> kernels, regions, internal;
+  int depth = 0, allocations = 0, fences = 0;
 };
 ToolLog log_;
 
@@ -23,9 +27,18 @@ void on_push(const char* name) {
   ++log_.depth;
 }
 void on_pop() { --log_.depth; }
-void on_alloc(Kokkos::Profiling::SpaceHandle, const char*, const void*, std::uint64_t) {
-  ++log_.allocations;
+void on_alloc(Kokkos::Profiling::SpaceHandle, const char* label, const void*, std::uint64_t) {
+  if (std::string(label).rfind("qrita", 0) == 0 || std::string(label) == "control")
+    ++log_.allocations;
+  else
+    log_.internal.emplace_back(label);
 }
+#if KOKKOS_VERSION >= 30500
+void on_fence(const char*, std::uint32_t, std::uint64_t* id) {
+  ++log_.fences;
+  *id = 0;
+}
+#endif
 
 // Registers the callbacks for the lifetime of the object.
 struct Listening {
@@ -36,6 +49,9 @@ struct Listening {
     tools::set_push_region_callback(on_push);
     tools::set_pop_region_callback(on_pop);
     tools::set_allocate_data_callback(on_alloc);
+#if KOKKOS_VERSION >= 30500
+    tools::set_begin_fence_callback(on_fence);
+#endif
   }
   ~Listening() {
     namespace tools = Kokkos::Tools::Experimental;
@@ -43,6 +59,9 @@ struct Listening {
     tools::set_push_region_callback(nullptr);
     tools::set_pop_region_callback(nullptr);
     tools::set_allocate_data_callback(nullptr);
+#if KOKKOS_VERSION >= 30500
+    tools::set_begin_fence_callback(nullptr);
+#endif
   }
 };
 
@@ -64,24 +83,56 @@ TYPED_TEST(Profiling, OneLabelledKernelNoAllocationBalancedRegions) {
   Kokkos::deep_copy(k, 50);
   Kokkos::deep_copy(p, 0.9f);
   const TypeParam space;
-  qrita::sample_mask(space, logits, k, p);  // sizes the team scratch once
+  // A tier on every backend, so that the workspace holds device memory.
+  qrita::Options opts;
+  opts.candidate_capacity = 4096;
+  opts.tier_capacity      = 2000;
+  const qrita::Workspace<TypeParam> ws(space, batch, vocab, opts);
+  ASSERT_GT(ws.bytes(), 0u);
+  qrita::sample_mask(space, logits, k, p, opts, ws);  // sizes the team scratch once
   space.fence();
 
-  Listening listening;
-  for (int call = 0; call < 3; ++call) {
-    qrita::sample_mask(space, logits, k, p);
-    qrita::sample_mask(space, logits, p);
-    qrita::sample_mask(space, logits, k, p, {}, stats);
+  std::vector<std::string> first_internal;
+  {
+    Listening listening;
+    for (int call = 0; call < 3; ++call) {
+      qrita::sample_mask(space, logits, k, p, opts, ws);
+      qrita::sample_mask(space, logits, p, opts, ws);
+      qrita::sample_mask(space, logits, k, p, opts, ws, stats);
+      qrita::sample_mask(space, logits, k, p);  // no workspace: on chip only
+    }
+    const int fences_in_calls = log_.fences;
+    space.fence();
+    EXPECT_EQ(log_.allocations, 0) << "sample_mask allocated memory of its own";
+    EXPECT_EQ(log_.kernels, std::vector<std::string>(12, "qrita::sample_mask"));
+    EXPECT_EQ(log_.regions, std::vector<std::string>(12, "qrita::sample_mask"));
+    EXPECT_EQ(log_.depth, 0);
+#if KOKKOS_VERSION >= 30500
+    EXPECT_EQ(fences_in_calls, 0) << "a call with an instance fenced";
+#else
+    (void)fences_in_calls;  // Kokkos 3.4 has no fence callbacks
+#endif
+    first_internal = log_.internal;
   }
-  space.fence();
-  EXPECT_EQ(log_.allocations, 0) << "sample_mask allocated memory";
-  EXPECT_EQ(log_.kernels, std::vector<std::string>(9, "qrita::sample_mask"));
-  EXPECT_EQ(log_.regions, std::vector<std::string>(9, "qrita::sample_mask"));
-  EXPECT_EQ(log_.depth, 0);
+  for (auto const& label : first_internal)
+    std::printf("[ note ] Kokkos allocated '%s' during repeated calls\n", label.c_str());
+#if KOKKOS_VERSION < 40000
+  // Kokkos 3.x allocates nothing for a team launch once scratch is sized.
+  EXPECT_TRUE(first_internal.empty());
+#endif
+
+  Listening listening;
   {  // control: the listener does see an allocation
     Kokkos::View<float*, mem> control("control", 8);
     EXPECT_EQ(log_.allocations, 1);
   }
+#if KOKKOS_VERSION >= 30500
+  {  // control: the listener does see a fence
+    const int before = log_.fences;
+    space.fence();
+    EXPECT_GT(log_.fences, before);
+  }
+#endif
 
   // A rejected call leaves no region open and launches nothing.
   log_ = ToolLog{};

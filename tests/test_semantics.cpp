@@ -329,36 +329,48 @@ TYPED_TEST(Semantics, Case13_PeakedFlatAndTinyProbabilities) {
   EXPECT_TRUE(check_batch(b, qtest::run<TypeParam>(b)));
 }
 
-// 14. Truncation misses and overflowing candidate buffers: exact fallback,
-//     same answer; each path is checked to have been taken.
+// 14. Truncation misses and overflowing candidate sets: same answer on
+//     every path; each path is checked to have been taken.
 TYPED_TEST(Semantics, Case14_TruncationMissAndOverflow) {
   using qrita::RowPath;
-  // (a) The sample (first 4096 entries) sits far above the rest, so the
-  // threshold leaves fewer than k outliers: a top-k miss.
+  // (a) The entries the sample reads sit 2 sigma above the rest (a biased
+  // sample, as a vocabulary-ordered row gives a head-only sample), so the
+  // threshold leaves fewer than k outliers: a top-k miss, decided in the
+  // histogram's boundary bucket by a second read. Three row passes.
   {
-    std::vector<float> row = noise(20000, -1.0f, 1.0f, 141);
+    const int V = 20000;
+    std::vector<float> row(V);
     std::mt19937_64 rng(1);
-    std::normal_distribution<float> high(10.0f, 0.1f);
-    for (int i = 0; i < 4096; ++i) row[std::size_t(i)] = high(rng);
+    std::normal_distribution<float> bulk(0.0f, 1.0f);
+    for (float& x : row) x = bulk(rng);
+    for (int j = 0; j < qrita::detail::sample_size; ++j)
+      row[std::size_t(qrita::detail::sample_column(j, V))] += 2.0f;
     qrita::RowStats st{};
-    const std::vector<float> out = mask_one<TypeParam>(row, 5000, 1.0f, {}, &st);
-    EXPECT_EQ(st.topk_path, RowPath::miss);
-    EXPECT_TRUE(check_row(row.data(), out.data(), 20000, 5000, 1.0f));
+    const std::vector<float> out = mask_one<TypeParam>(row, 200, 1.0f, {}, &st);
+    EXPECT_LT(st.outliers, 200);
+    EXPECT_EQ(st.topk_path, RowPath::buckets);
+    EXPECT_EQ(st.row_passes, 3);
+    EXPECT_GT(st.gathered, 0);
+    EXPECT_TRUE(check_row(row.data(), out.data(), V, 200, 1.0f));
   }
-  // (b) Outlier mass below p: a top-p miss.
+  // (b) Outlier mass below p (N(0,1) logits, p = 0.9: a nucleus of a third
+  // of the row): a top-p miss, decided in the boundary buckets.
   {
-    std::vector<float> row(40000, 0.5f);
+    const int V = 40000;
+    std::vector<float> row(V);
     std::mt19937_64 rng(2);
     std::normal_distribution<float> bulk(0.0f, 1.0f);
-    for (int i = 0; i < 4096; ++i) row[std::size_t(i)] = bulk(rng);
+    for (float& x : row) x = bulk(rng);
     qrita::RowStats st{};
     const std::vector<float> out = mask_one<TypeParam>(row, 0, 0.9f, {}, &st);
-    EXPECT_EQ(st.topp_path, RowPath::miss);
-    EXPECT_TRUE(check_row(row.data(), out.data(), 40000, 0, 0.9f));
+    EXPECT_EQ(st.topp_path, RowPath::buckets);
+    EXPECT_EQ(st.row_passes, 3);
+    EXPECT_GE(st.topp_passes, 1);  // -1: the bucket bounds failed
+    EXPECT_TRUE(check_row(row.data(), out.data(), V, 0, 0.9f));
   }
-  // (c) More outliers than the buffer holds: overflow, for k, p and both.
-  // (V = 20000 keeps the default buffer big enough for top-p, whose table
-  // gathers about a fifth of a Gaussian row.)
+  // (c) More outliers than the on-chip buffer holds: with a workspace the
+  // rest spill into its tier (still a hit); without one the whole row is
+  // searched. For k, p and both.
   {
     Batch b(6, 20000);
     std::mt19937_64 rng(3);
@@ -374,21 +386,46 @@ TYPED_TEST(Semantics, Case14_TruncationMissAndOverflow) {
     };
     qrita::Options small;
     small.candidate_capacity = 16;
-    const qtest::Result out = qtest::run<TypeParam>(b, small);
-    EXPECT_TRUE(check_batch(b, out));
+    small.tier_capacity      = 8192;
+    const qtest::Result tier = qtest::run<TypeParam>(b, small);
+    EXPECT_TRUE(check_batch(b, tier));
+    int tier_hits = 0;
     for (std::int64_t r = 0; r < b.batch; ++r) {
-      EXPECT_GT(out.stats[std::size_t(r)].outliers, 16);
-      EXPECT_EQ(path(out, r), RowPath::overflow) << "row " << r;
+      auto const& st = tier.stats[std::size_t(r)];
+      EXPECT_GT(st.outliers, 16);
+      EXPECT_NE(path(tier, r), RowPath::full) << "row " << r;
+      tier_hits += st.tier && path(tier, r) == RowPath::truncated ? 1 : 0;
     }
-    // The same rows with the default buffer are truncation hits, same answer.
+    EXPECT_GT(tier_hits, 0) << "no row searched outliers held in the tier";
+    small.tier_capacity = 0;
+    const qtest::Result out =
+        qtest::run<TypeParam>(b, small, qtest::Filters::both, qtest::Memory::none);
+    EXPECT_TRUE(check_batch(b, out));
+    // On chip only: the rows whose boundary lies above t cannot be held
+    // and are searched whole; the others are decided in their buckets.
+    for (std::int64_t r = 0; r < b.batch; ++r) {
+      EXPECT_NE(path(out, r), RowPath::truncated) << "row " << r;
+      EXPECT_LE(out.stats[std::size_t(r)].row_passes, path(out, r) == RowPath::full ? 40 : 3);
+    }
+    // The default buffer: truncation hits, same answer.
     const qtest::Result hit = qtest::run<TypeParam>(b);
     EXPECT_EQ(out.logits, hit.logits);
+    EXPECT_EQ(tier.logits, hit.logits);
     for (std::int64_t r = 0; r < b.batch; ++r)
       EXPECT_EQ(path(hit, r), RowPath::truncated) << "row " << r;
     // (d) Truncation off: the whole row is searched.
     const qtest::Result full = qtest::run<TypeParam>(b, no_truncation());
     EXPECT_EQ(full.logits, hit.logits);
     EXPECT_EQ(full.stats[0].topk_path, RowPath::full);
+  }
+  // (e) Every candidate equal: the flat path, three row passes.
+  {
+    std::vector<float> row(10000, 0.25f);
+    qrita::RowStats st{};
+    const std::vector<float> out = mask_one<TypeParam>(row, 70, 0.5f, {}, &st);
+    EXPECT_EQ(st.topk_path, RowPath::flat);
+    EXPECT_EQ(st.row_passes, 3);
+    EXPECT_TRUE(check_row(row.data(), out.data(), 10000, 70, 0.5f));
   }
 }
 

@@ -118,6 +118,87 @@ TYPED_TEST(Validation, Case19_StridedColumns) {
                         {"'logits'", "unit column stride", "got 2"});
 }
 
+TYPED_TEST(Validation, Case19_OneRowStridedColumns) {
+  // A 1 x 8 view of column stride 2 over 16 floats: the check must not be
+  // skipped for a single row, and the columns between (outside the view)
+  // must never be written.
+  using M = typename TestFixture::mem;
+  Kokkos::View<float*, M> storage("storage", 16);
+  auto host = Kokkos::create_mirror_view(storage);
+  for (int i = 0; i < 16; ++i) host(i) = float(i) * 0.5f;
+  Kokkos::deep_copy(storage, host);
+  Kokkos::View<float**, Kokkos::LayoutStride, M> one_row(storage.data(),
+                                                         Kokkos::LayoutStride(1, 16, 8, 2));
+  Kokkos::View<int*, M> k1("k1", 1);
+  Kokkos::deep_copy(k1, 2);
+  try {
+    qrita::sample_mask(TypeParam(), one_row, k1);
+    TypeParam().fence();
+    ADD_FAILURE() << "the call was accepted";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_THAT(e.what(), HasSubstr("unit column stride"));
+  }
+  auto after = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), storage);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(after(i), float(i) * 0.5f) << "entry " << i;
+}
+
+TYPED_TEST(Validation, StridedStatsAreWrittenAtTheirStride) {
+  // stats as every other element of an array: the entries between must stay
+  // as they were, and the strided ones must equal a contiguous call's.
+  using M = typename TestFixture::mem;
+  const std::size_t B = this->batch;
+  Kokkos::View<qrita::RowStats*, M> dense("dense", B);
+  Kokkos::View<qrita::RowStats*, M> storage("storage", 2 * B);
+  auto sentinel = Kokkos::create_mirror_view(storage);
+  for (std::size_t i = 0; i < 2 * B; ++i) {
+    sentinel(i)          = qrita::RowStats{};
+    sentinel(i).outliers = -7;
+  }
+  Kokkos::deep_copy(storage, sentinel);
+  Kokkos::View<qrita::RowStats*, Kokkos::LayoutStride, M> strided(
+      storage.data(), Kokkos::LayoutStride(B, 2));
+  const TypeParam space;
+  qrita::sample_mask(space, this->logits, this->k, this->p, qrita::Options{}, dense);
+  Kokkos::deep_copy(this->logits, this->original);
+  qrita::sample_mask(space, this->logits, this->k, this->p, qrita::Options{}, strided);
+  space.fence();
+  auto d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dense);
+  auto s = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), storage);
+  for (std::size_t r = 0; r < B; ++r) {
+    EXPECT_EQ(s(2 * r).outliers, d(r).outliers) << "row " << r;
+    EXPECT_EQ(s(2 * r).topk_path, d(r).topk_path) << "row " << r;
+    EXPECT_EQ(s(2 * r + 1).outliers, -7) << "entry " << 2 * r + 1 << " was written";
+  }
+}
+
+TYPED_TEST(Validation, WorkspaceIsSizedByThePlanAndChecked) {
+  // A tier on every backend (hosts have none by default): the workspace is
+  // league x tier x 8 bytes, plan() says so, and a workspace made for a
+  // smaller call is refused before anything is written.
+  qrita::Options o;
+  o.candidate_capacity = 500;
+  o.tier_capacity      = 1000;
+  const TypeParam space;
+  const qrita::LaunchPlan plan = qrita::plan(space, this->batch, this->vocab, o);
+  EXPECT_EQ(plan.tier_capacity, 1000);
+  EXPECT_EQ(plan.workspace_bytes, std::size_t(plan.league_size) * 1000u * 8u);
+  EXPECT_EQ(qrita::workspace_bytes(space, this->batch, this->vocab, o), plan.workspace_bytes);
+  const qrita::Workspace<TypeParam> fits(space, this->batch, this->vocab, o);
+  EXPECT_EQ(fits.bytes(), plan.workspace_bytes);
+  EXPECT_GT(fits.bytes(), 0u);
+  const qrita::Workspace<TypeParam> small(space, 1, this->vocab, o);
+  if (small.bytes() < plan.workspace_bytes) {
+    this->expect_rejected(
+        [&] { qrita::sample_mask(space, this->logits, this->k, this->p, o, small); },
+        {"workspace", "needs"});
+  }
+  EXPECT_NO_THROW(qrita::sample_mask(space, this->logits, this->k, this->p, o, fits));
+  space.fence();
+  // Without a tier, no workspace is needed.
+  o.tier_capacity = 0;
+  EXPECT_EQ(qrita::workspace_bytes(space, this->batch, this->vocab, o), 0u);
+}
+
 TYPED_TEST(Validation, EmptyBatchAndVocabAreNoOps) {
   using M = typename TestFixture::mem;
   Kokkos::View<float**, Kokkos::LayoutRight, M> none("none", 0, 100);

@@ -28,35 +28,45 @@ struct Options {
   bool sigma_truncation = true;
   Search search = Search::quaternary;
   Ties ties = Ties::exact;
-  // Entries each team can gather in scratch; a row with more outliers than
-  // this is searched whole (same answer, slower). 0: the backend's default,
-  // clamped to the team scratch the backend allows.
+  // Entries each team can gather in team scratch (on chip); beyond them a
+  // team gathers into the workspace's tier. 0: the backend's default,
+  // clamped to the team scratch the backend allows. Changes speed only.
   int candidate_capacity = 0;
+  // Entries each team can gather in the workspace's device memory. -1: the
+  // backend's default; 0: none (the call then needs no workspace, and a row
+  // whose boundary set does not fit on chip is searched whole).
+  int tier_capacity = -1;
   // Threads per team, rounded down to a power of two (Kokkos 3.x's GPU team
-  // scan needs one). 0: the backend's default (see detail/backend.hpp).
+  // scan needs one). 0: the backend's default (see detail/policy.hpp).
   int team_size = 0;
   // Upper bound on the persistent league. 0: as many teams as the device
   // runs at once.
   int max_teams = 0;
 };
 
-// Which way a row went through a stage, as reported in RowStats.
+// Where a row's boundary was searched, as reported in RowStats.
 enum class RowPath : std::int8_t {
   off = 0,        // the filter is not active on this row
-  trivial = 1,    // nothing to search (e.g. no more candidates than k)
-  truncated = 2,  // searched the gathered outliers (truncation hit)
-  miss = 3,       // too few outliers or too little mass: searched the row
-  overflow = 4,   // more outliers than the candidate buffer: searched the row
-  full = 5        // truncation off or not applicable: searched the row
+  trivial = 1,    // nothing to search (no more candidates than k, or none)
+  truncated = 2,  // among the outliers the first read gathered (a hit)
+  buckets = 3,    // a truncation miss: in the histogram buckets that hold
+                  // the boundary, gathered by a second read
+  flat = 4,       // every candidate of the row is equal
+  full = 5        // in the whole row (truncation off, or a boundary set no
+                  // candidate tier could hold)
 };
 
 // Per-row diagnostics, written when the caller passes a stats view.
 struct RowStats {
   RowPath topk_path;
   RowPath topp_path;
-  std::int16_t topk_passes;  // pivot-search passes (each reads the set once)
-  std::int16_t topp_passes;
+  std::int16_t topk_passes;  // pivot-search passes (each reads the searched set)
+  std::int16_t topp_passes;  // -1: an internal bound failed (a bug: report it)
   std::int32_t outliers;     // entries above the truncation threshold
+  std::int16_t row_passes;   // whole-row reads plus whole-row writes
+  std::int16_t teams;        // teams that worked on the row
+  std::int32_t gathered;     // entries the second read gathered (buckets path)
+  bool tier;                 // the searched set spilled into the workspace
 };
 
 // How a call is laid out (qrita::plan): what the options and the backend's
@@ -64,11 +74,12 @@ struct RowStats {
 struct LaunchPlan {
   int team_size          = 0;  // threads per team
   std::int64_t league_size = 0;  // persistent teams (<= batch)
-  int candidate_capacity = 0;  // outliers a team gathers on chip
+  int candidate_capacity = 0;  // candidates a team gathers on chip
+  int tier_capacity      = 0;  // candidates a team may gather in the workspace
+  int histogram_buckets  = 0;  // buckets of the first read's histogram
   std::size_t team_scratch_bytes = 0;  // on-chip scratch per team
-  // Device memory the call uses besides its arguments (device-memory team
-  // scratch, which Kokkos keeps between calls: repeated calls allocate
-  // nothing).
+  // Device memory the call needs besides its arguments: the size of the
+  // qrita::Workspace to pass (0: none needed).
   std::size_t workspace_bytes = 0;
 };
 

@@ -12,5 +12,6 @@
 #include <qrita/options.hpp>
 #include <qrita/sample_mask.hpp>
 #include <qrita/version.hpp>
+#include <qrita/workspace.hpp>
 
 #endif  // QRITA_QRITA_HPP

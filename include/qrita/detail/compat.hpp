@@ -70,19 +70,30 @@ KOKKOS_INLINE_FUNCTION float bits_as_float(std::uint32_t u) {
 // partials in a static __shared__ buffer, one per value type, and returns
 // without a barrier after reading it back: a second reduction of the same
 // type right after (consecutive pivot-search passes) can overwrite partials
-// that slower warps are still reading. compute-sanitizer's racecheck shows
-// it on Kokkos 3.4.01 (and a test fails under it). Later Kokkos releases
-// added synchronisation to their GPU reductions in several steps (kokkos
-// pull requests 4855, 6630, 6746); whether 4.x still needs the barrier has
-// not been checked here (no 4.x build has run). The barrier here closes the
-// window on every 3.x release.
+// that slower warps are still reading. The team barrier after each reduction
+// closes that window. It is dropped only where a GPU run showed it is not
+// needed: Kokkos 4.6 (4.6.01 + CUDA 13 on an H100: racecheck clean without
+// it). Every version not checked on a GPU keeps it: 3.x (3.4.01 races
+// without it), 4.0 to 4.5, and 4.7 / 5.x (5.2.2 ran on OpenMP only). On host
+// backends it costs next to nothing. The evidence, and how to extend the
+// list: docs/DESIGN.md, "Portability notes".
 template <class Member, class Closure, class Reducer>
 KOKKOS_INLINE_FUNCTION void team_reduce(Member const& team, int n,
                                         Closure const& closure,
                                         Reducer const& reducer) {
   Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, n), closure, reducer);
-#if KOKKOS_VERSION < 40000
+#if KOKKOS_VERSION < 40601 || KOKKOS_VERSION >= 40700
   team.team_barrier();
+#endif
+}
+
+// A fence with a label for Kokkos Tools (labels arrived in Kokkos 3.5).
+inline void labelled_fence(const char* label) {
+#if KOKKOS_VERSION >= 30500
+  Kokkos::fence(label);
+#else
+  (void)label;
+  Kokkos::fence();
 #endif
 }
 

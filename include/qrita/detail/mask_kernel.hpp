@@ -2,42 +2,56 @@
 #define QRITA_DETAIL_MASK_KERNEL_HPP
 
 // The persistent team kernel: each team takes rows league_rank,
-// league_rank + league_size, ... and runs the stages on each.
+// league_rank + league_size, ... and decides each row in a few named steps
+// (mask_row). Paths, by what holds the boundary of the kept set:
 //
-// Per row:
-//   1. sigma_truncate: threshold from a sample, one read of the row that
-//      gathers the outliers and finds max / min / candidate count.
-//   2. pivot_search for top-k on the outliers (hit) or the row (miss), then
-//      for top-p on the top-k survivors (or on all candidates).
-//   3. resolve_ties: on a hit, one write of the row (-inf everywhere, then the
-//      kept entries back from the buffer); otherwise a read + masked write.
-// Memory traffic on a hit: one read and one write of the row (plus the
-// 4096-entry sample), the same as a copy; more on a miss.
+//   hit       the outliers above t, gathered by the first read: one read and
+//             one write of the row (the write does not read).
+//   buckets   a truncation miss (too few outliers, or too little mass): the
+//             histogram of the first read names the boundary buckets; a
+//             second read masks everything outside them and gathers them.
+//             Read; read + write.
+//   flat      every candidate equal: read; read + write.
+//   full      sigma-truncation off (the paper's ablation), no threshold, or
+//             a boundary set too large for the candidate tiers: the pivot
+//             search over the whole row (at most 17 reads), then a masked
+//             read + write.
+//
+// docs/DESIGN.md gives the reasoning and the pass counts.
 
-#include <qrita/detail/backend.hpp>
+#include <qrita/detail/boundary_buckets.hpp>
+#include <qrita/detail/candidates.hpp>
+#include <qrita/detail/histogram.hpp>
 #include <qrita/detail/keys.hpp>
 #include <qrita/detail/pivot_search.hpp>
+#include <qrita/detail/policy.hpp>
 #include <qrita/detail/resolve_ties.hpp>
 #include <qrita/detail/sigma_truncate.hpp>
 #include <qrita/detail/tables.hpp>
 #include <qrita/options.hpp>
 
+#include <climits>
 #include <cstdint>
 
 namespace qrita {
 namespace detail {
 
 struct KernelParams {
-  std::int64_t batch      = 0;
-  int vocab               = 0;
-  std::int64_t row_stride = 0;  // elements between consecutive rows
-  std::int64_t k_stride   = 0;
-  std::int64_t p_stride   = 0;
-  int capacity            = 0;  // candidate buffer entries per team
-  bool truncation         = true;
-  bool exact_ties         = true;
-  bool binary_search      = false;
-  float weight_scale      = 0;  // 2^F, see weight_fraction_bits
+  std::int64_t batch        = 0;
+  int vocab                 = 0;
+  std::int64_t row_stride   = 0;  // elements between consecutive rows
+  std::int64_t k_stride     = 0;
+  std::int64_t p_stride     = 0;
+  std::int64_t stats_stride = 0;
+  int capacity              = 0;  // on-chip candidates per team
+  int tier_capacity         = 0;  // device-memory candidates per team
+  int buckets               = 0;  // histogram buckets (0: no histogram)
+  bool truncation           = true;
+  bool exact_ties           = true;
+  bool binary_search        = false;
+  float weight_scale        = 0;  // 2^F, see weight_fraction_bits
+  float* tier_values        = nullptr;  // tier_capacity per team, by league rank
+  int* tier_columns         = nullptr;
 };
 
 // Smallest integer weight >= p * S (at least 1): the top-p target.
@@ -50,14 +64,49 @@ KOKKOS_INLINE_FUNCTION weight_type mass_target(float p, double total) {
   return w < 1 ? weight_type(1) : w;
 }
 
+// A row's filters after the definition's special cases.
+struct Filters {
+  int k      = 0;
+  float p    = 1.0f;
+  bool topk  = false;
+  bool topp  = false;
+  bool tail  = false;  // the first read weighed the entries at or below t
+  KOKKOS_INLINE_FUNCTION bool any() const { return topk || topp; }
+};
+
+// How the decided mask reaches the row.
+enum class Write : std::int8_t {
+  none,      // the row stays as it is
+  from_set,  // every kept entry is in the gathered set: write-only pass
+  gathered,  // the second read masked the rest: -inf over the set's losers
+  row        // a masked read + write of the row
+};
+
+// The decision: keys above `cut.key` are kept, and `cut.keep` of the
+// `cut.group` entries with that key (lowest columns first).
+struct Decision {
+  Boundary cut{0, 0, 0, 0};
+  Write write = Write::none;
+  int set_size = 0;  // gathered entries the write uses
+};
+
+// The outliers' softmax mass, for a top-p-only row (see try_outliers).
+struct HeadMass {
+  double head  = 0;  // exact fixed-point weight of the outliers
+  double total = 0;  // head + the tail weighed by the first read
+  bool known   = false;
+};
+
 template <class ExecutionSpace>
 struct MaskKernel {
-  using policy_type   = Kokkos::TeamPolicy<
-      ExecutionSpace, typename BackendDefaults<ExecutionSpace>::launch_bounds>;
+  using policy_type = Kokkos::TeamPolicy<
+      ExecutionSpace, typename Policy<ExecutionSpace>::launch_bounds>;
   using member_type   = typename policy_type::member_type;
   using scratch_space = typename ExecutionSpace::scratch_memory_space;
-  using float_scratch  = Kokkos::View<float*, scratch_space, Kokkos::MemoryUnmanaged>;
-  using int_scratch    = Kokkos::View<int*, scratch_space, Kokkos::MemoryUnmanaged>;
+  template <class T>
+  using scratch_view = Kokkos::View<T*, scratch_space, Kokkos::MemoryUnmanaged>;
+  static constexpr int row_unroll = Policy<ExecutionSpace>::row_unroll;
+  static constexpr int slots      = 2;  // team-shared ints: counter, result
 
   float* logits;
   const int* k;      // nullptr: no top-k on any row
@@ -66,23 +115,158 @@ struct MaskKernel {
   KernelParams prm;
   SigmaTables tables;
 
-  // Scratch per team: the candidate values and their columns, and the
-  // gather counter.
-  static std::size_t scratch_bytes(int capacity) {
-    return float_scratch::shmem_size(std::size_t(capacity)) +
-           int_scratch::shmem_size(std::size_t(capacity)) + int_scratch::shmem_size(1);
+  // Team scratch: candidate values and columns, histogram, shared ints.
+  static std::size_t scratch_bytes(int capacity, int buckets) {
+    return scratch_view<float>::shmem_size(std::size_t(capacity)) +
+           scratch_view<int>::shmem_size(std::size_t(capacity)) +
+           scratch_view<std::uint32_t>::shmem_size(std::size_t(buckets + 1)) +
+           scratch_view<int>::shmem_size(std::size_t(slots));
   }
   static constexpr std::size_t bytes_per_candidate = sizeof(float) + sizeof(int);
+  static constexpr std::size_t bytes_per_bucket    = sizeof(std::uint32_t);
+
+  struct Scratch {
+    Candidates set;
+    std::uint32_t* hist;  // nullptr without a histogram
+    int* result;          // a team-shared int
+  };
 
   KOKKOS_INLINE_FUNCTION void operator()(member_type const& team) const {
-    float_scratch buffer(team.team_scratch(0), std::size_t(prm.capacity));
-    int_scratch columns(team.team_scratch(0), std::size_t(prm.capacity));
-    int_scratch counter(team.team_scratch(0), 1);
+    scratch_view<float> values(team.team_scratch(0), std::size_t(prm.capacity));
+    scratch_view<int> columns(team.team_scratch(0), std::size_t(prm.capacity));
+    scratch_view<std::uint32_t> hist(team.team_scratch(0),
+                                     std::size_t(prm.buckets + 1));
+    scratch_view<int> shared(team.team_scratch(0), std::size_t(slots));
+    const std::int64_t tier = std::int64_t(team.league_rank()) * prm.tier_capacity;
+    Scratch s;
+    s.set    = Candidates{values.data(),
+                       columns.data(),
+                       prm.capacity,
+                       prm.tier_capacity > 0 ? prm.tier_values + tier : nullptr,
+                       prm.tier_capacity > 0 ? prm.tier_columns + tier : nullptr,
+                       prm.tier_capacity,
+                       shared.data()};
+    s.hist   = prm.buckets > 0 ? hist.data() : nullptr;
+    s.result = shared.data() + 1;
     for (std::int64_t r = team.league_rank(); r < prm.batch;
          r += team.league_size()) {
-      mask_row(team, r, buffer.data(), columns.data(), counter.data());
+      mask_row(team, r, s);
     }
   }
+
+  // ---------------------------------------------------------------- a row
+
+  KOKKOS_INLINE_FUNCTION void mask_row(member_type const& team, std::int64_t r,
+                                       Scratch const& s) const {
+    float* row = logits + r * prm.row_stride;
+    RowStats st{RowPath::off, RowPath::off, 0, 0, 0, 0, 1, 0, false};
+    Filters f  = read_filters(r);
+    if (!f.any()) return record(team, r, st);
+
+    const Threshold th = threshold(team, row, f);
+    const BucketMap map =
+        BucketMap::make(th.lo, th.t, th.valid() ? prm.buckets : 1);
+    f.tail             = th.valid() && f.topp && !f.topk;
+    const RowScan scan = gather_outliers(team, row, map, s, f.tail);
+    const int outliers   = *s.set.counter;
+    st.outliers          = outliers;
+    st.row_passes        = 1;
+    team.team_barrier();
+
+    Decision d;
+    HeadMass head;
+    if (scan.candidates == 0) {
+      mark(st, f, RowPath::trivial);  // all -inf / NaN: left as it is
+    } else if (scan.min_key == scan.max_key) {
+      d = decide_flat(team, f, scan, st);
+    } else {
+      if (f.topk && scan.candidates <= std::uint32_t(f.k)) {
+        st.topk_path = RowPath::trivial;  // no more candidates than k
+        f.topk       = false;
+      }
+      if (!f.any()) {
+        // Top-k kept every candidate: only NaN entries change (to -inf).
+        d.cut   = Boundary{scan.min_key, scan.candidates, scan.candidates, 0};
+        d.write = Write::row;
+        st.row_passes += 2;
+      } else if (!(th.valid() && try_outliers(team, f, th, scan, outliers, s, d, head, st)) &&
+          !(th.valid() && try_buckets(team, row, f, map, scan, outliers, head, s, d, st)))
+        d = decide_whole_row(team, row, f, scan, st);
+    }
+    write_mask(team, row, d, s, st);
+    record(team, r, st);
+  }
+
+  KOKKOS_INLINE_FUNCTION Filters read_filters(std::int64_t r) const {
+    Filters f;
+    f.k    = k ? k[r * prm.k_stride] : 0;
+    f.p    = p ? p[r * prm.p_stride] : 1.0f;
+    f.topk = f.k > 0 && f.k < prm.vocab;
+    f.topp = f.p < 1.0f;  // NaN: off
+    if (f.topp && !(f.p > 0.0f)) {
+      // p <= 0 keeps exactly one entry: the top one, i.e. top-1.
+      f.topp = false;
+      f.k    = 1;
+      f.topk = 1 < prm.vocab;
+    }
+    return f;
+  }
+
+  // ------------------------------------------------------- stage 1: gather
+
+  // delta of the truncation threshold t = mu + delta * sigma.
+  //
+  // Top-k: the paper's quantile for k / V less its margin. Top-p alone: the
+  // paper's delta_p less its margin; on a Gaussian bulk that gathers about a
+  // fifth of the row, more than the buffer holds at LLM vocabularies. So t
+  // is raised, where needed, to the bulk quantile that leaves about half the
+  // on-chip buffer above it: real logits hold nearly all their softmax mass
+  // in a few hundred outliers, which such a t keeps (the hit test decides; a
+  // miss costs one more read, never exactness). Top-k's t is raised the
+  // same way, but never above its margin-free quantile.
+  KOKKOS_INLINE_FUNCTION float truncation_delta(Filters const& f) const {
+    const double vocab = double(prm.vocab);
+    const float fit    = tables.topk[table_index(0.5 * prm.capacity / vocab)];
+    if (f.topk) {
+      const float dk = tables.topk[table_index(double(f.k) / vocab)];
+      const float lo = with_margin(dk);
+      const float up = fit < dk ? fit : dk;
+      return lo > up ? lo : up;
+    }
+    const float dp = with_margin(tables.topp[table_index(double(f.p))]);
+    return dp > fit ? dp : fit;
+  }
+
+  KOKKOS_INLINE_FUNCTION Threshold threshold(member_type const& team,
+                                             const float* row,
+                                             Filters const& f) const {
+    const float nan = bits_as_float(0x7FC00000u);
+    if (!prm.truncation) return Threshold{nan, nan};
+    return sample_threshold(team, row, prm.vocab, truncation_delta(f));
+  }
+
+  // Pass 1: outliers into the candidate set, the rest into the histogram.
+  KOKKOS_INLINE_FUNCTION RowScan gather_outliers(member_type const& team,
+                                                 const float* row,
+                                                 BucketMap const& map,
+                                                 Scratch const& s,
+                                                 bool want_tail) const {
+    // The set and the histogram are reused row after row: no thread may
+    // reset them while another still reads the previous row's.
+    team.team_barrier();
+    s.set.reset(team);
+    std::uint32_t* hist = map.t == map.t ? s.hist : nullptr;
+    if (hist != nullptr)
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1),
+                           [&](int b) { hist[b] = 0; });
+    team.team_barrier();
+    const RowScan scan = scan_row<row_unroll>(team, row, prm.vocab, map, s.set,
+                                              hist, want_tail, prm.weight_scale);
+    team.team_barrier();
+    return scan;
+  }
+
+  // ------------------------------------------------------ stage 2: search
 
   template <class Measure>
   KOKKOS_INLINE_FUNCTION Boundary search(member_type const& team,
@@ -98,171 +282,246 @@ struct MaskKernel {
                            lo, hi);
   }
 
-  // delta of the truncation threshold t = mu + delta * sigma.
-  //
-  // Top-k: the paper's quantile for k / V less its margin. Top-p alone: the
-  // paper's delta_p less its margin; on a Gaussian bulk that gathers about a
-  // fifth of the row, more than the buffer holds at LLM vocabularies, and an
-  // overflowing row is searched whole. So t is raised, where needed, to the
-  // bulk quantile that leaves about half the buffer above it: real logits
-  // hold nearly all their softmax mass in a few hundred outliers, which such
-  // a t keeps (the hit test decides; a miss costs time, never exactness).
-  // Top-k's t is raised the same way, but never above its margin-free
-  // quantile.
-  KOKKOS_INLINE_FUNCTION float truncation_delta(bool topk, int kr,
-                                                float pr) const {
-    const double vocab = double(prm.vocab);
-    const float fit    = tables.topk[table_index(0.5 * prm.capacity / vocab)];
-    if (topk) {
-      const float dk = tables.topk[table_index(double(kr) / vocab)];
-      const float lo = with_margin(dk);
-      const float up = fit < dk ? fit : dk;
-      return lo > up ? lo : up;
-    }
-    const float dp = with_margin(tables.topp[table_index(double(pr))]);
-    return dp > fit ? dp : fit;
+  // Top-p on the survivors of a top-k cut in `src`: keys above cut.key plus
+  // cut.keep copies of it. Returns the combined boundary.
+  KOKKOS_INLINE_FUNCTION Boundary topp_after_topk(member_type const& team,
+                                                  Source const& src,
+                                                  MassMeasure const& mass,
+                                                  Boundary const& cut, float pr,
+                                                  key_type hi, RowStats& st) const {
+    const double total = double(sum_above(team, src, mass, cut.key) +
+                                mass.unit(cut.key) * cut.keep);
+    const Boundary b   = search(team, src, mass, cut.key, cut.keep,
+                                mass_target(pr, total), key_type(cut.key - 1), hi);
+    st.topp_passes = std::int16_t(b.passes);
+    // A boundary on the top-k cut keeps fewer of the same row group.
+    return Boundary{b.key, b.keep, b.key == cut.key ? cut.group : b.group, b.passes};
   }
 
-  KOKKOS_INLINE_FUNCTION void mask_row(member_type const& team, std::int64_t r,
-                                       float* buffer, int* columns,
-                                       int* counter) const {
-    float* row      = logits + r * prm.row_stride;
-    const int vocab = prm.vocab;
-
-    int kr    = k ? k[r * prm.k_stride] : 0;
-    float pr  = p ? p[r * prm.p_stride] : 1.0f;
-    bool topk = kr > 0 && kr < vocab;
-    bool topp = pr < 1.0f;  // NaN: off
-    if (topp && !(pr > 0.0f)) {
-      // p <= 0 keeps exactly one entry: the top one, i.e. top-1.
-      topp = false;
-      kr   = 1;
-      topk = 1 < vocab;
-    }
-    RowStats st{RowPath::off, RowPath::off, 0, 0, 0};
-    if (!topk && !topp) {
-      record(team, r, st);
-      return;
-    }
-
-    // Stage 1: threshold, then one read that gathers the outliers.
-    const float nan = bits_as_float(0x7FC00000u);
-    float t         = nan;
-    if (prm.truncation) {
-      t = sample_threshold(team, row, vocab, truncation_delta(topk, kr, pr));
-    }
-    const bool have_t    = t == t;
-    const bool want_tail = have_t && topp && !topk;
-    // The counter and the buffer are reused row after row: no thread may
-    // reset or refill them while another still reads the previous row's.
-    team.team_barrier();
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { *counter = 0; });
-    team.team_barrier();
-    const RowScan scan = scan_row(team, row, vocab, t, buffer, columns,
-                                  prm.capacity, counter, want_tail,
-                                  prm.weight_scale);
-    team.team_barrier();
-    const int outliers  = *counter;
-    const bool gathered = have_t && outliers <= prm.capacity;
-    st.outliers         = outliers;
-
-    if (scan.candidates == 0) {  // all -inf / NaN: the row stays as it is
-      if (topk) st.topk_path = RowPath::trivial;
-      if (topp) st.topp_path = RowPath::trivial;
-      record(team, r, st);
-      return;
-    }
-    const auto miss_path = [&](bool hit) {
-      return hit ? RowPath::truncated
-                 : (!have_t ? RowPath::full
-                            : (outliers > prm.capacity ? RowPath::overflow
-                                                       : RowPath::miss));
-    };
-
-    // The kept set so far: keys above `cut`, plus `keep` of the `group`
-    // entries of the row whose key is `cut`. Start: every candidate.
-    Boundary cut{scan.min_key, scan.candidates, scan.candidates, 0};
-    Source topk_src{row, vocab};
-    // Whether the kept set was searched in the buffer (so lies in it).
-    bool from_buffer = false;
-
-    // Stage 2a: top-k.
-    if (topk && scan.candidates > std::uint32_t(kr)) {
-      const bool hit = gathered && outliers >= kr;
-      st.topk_path   = miss_path(hit);
-      topk_src       = hit ? Source{buffer, outliers} : Source{row, vocab};
-      from_buffer    = hit;
-      const key_type lo = hit ? order_key(t) : key_type(scan.min_key - 1);
-      cut = search(team, topk_src, CountMeasure{}, neg_inf_key, 0,
-                   weight_type(kr), lo, scan.max_key);
-      st.topk_passes = std::int16_t(cut.passes);
-    } else if (topk) {
-      st.topk_path = RowPath::trivial;  // no more candidates than k
-      topk         = false;
-    }
-
-    // Stage 2b: top-p on the survivors, in fixed-point probability.
-    if (topp) {
+  // Every candidate equal: the first k (and of those, as many as top-p's
+  // share needs) in column order.
+  KOKKOS_INLINE_FUNCTION Decision decide_flat(member_type const&,
+                                              Filters const& f,
+                                              RowScan const& scan,
+                                              RowStats& st) const {
+    std::uint32_t keep = scan.candidates;
+    if (f.topk && std::uint32_t(f.k) < keep) keep = std::uint32_t(f.k);
+    if (f.topp) {
+      // Equal weights (the maximum's, 2^F): the target over the unit.
       const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
-      if (topk) {
-        // Survivors: keys above the top-k cut plus `cut.keep` copies of it.
-        const double total =
-            double(sum_above(team, topk_src, mass, cut.key) +
-                   mass.unit(cut.key) * cut.keep);
-        const Boundary b =
-            search(team, topk_src, mass, cut.key, cut.keep,
-                   mass_target(pr, total), key_type(cut.key - 1), scan.max_key);
-        st.topp_path   = st.topk_path;
-        st.topp_passes = std::int16_t(b.passes);
-        // A boundary on the top-k cut keeps fewer of the same row group.
-        cut = Boundary{b.key, b.keep, b.key == cut.key ? cut.group : b.group,
-                       b.passes};
-      } else {
-        bool hit           = false;
-        weight_type target = 0;
-        if (want_tail && gathered && outliers > 0) {
-          const Source head{buffer, outliers};
-          const weight_type head_mass = sum_above(team, head, mass, neg_inf_key);
-          // The tail was weighed relative to t; rescale it to the max.
-          const double total =
-              double(head_mass) +
-              double(scan.tail) * exp_d(double(t) - double(mass.ref));
-          target = mass_target(pr, total);
-          hit    = head_mass >= target;
-        }
-        // Without the tail's weight (top-k turned out trivial) the gathered
-        // set cannot be judged: the whole row is searched.
-        st.topp_path = want_tail ? miss_path(hit) : RowPath::full;
-        Source src{row, vocab};
-        key_type lo = key_type(scan.min_key - 1);
-        from_buffer = hit;
-        if (hit) {
-          src = Source{buffer, outliers};
-          lo  = order_key(t);
-        } else {
-          target = mass_target(
-              pr, double(sum_above(team, src, mass, neg_inf_key)));
-        }
-        cut = search(team, src, mass, neg_inf_key, 0, target, lo,
-                     scan.max_key);
-        st.topp_passes = std::int16_t(cut.passes);
+      const weight_type unit   = mass.unit(scan.max_key);
+      const weight_type target = mass_target(f.p, double(unit * keep));
+      const std::uint32_t need = std::uint32_t((target + unit - 1) / unit);
+      if (need < keep) keep = need;
+    }
+    mark(st, f, RowPath::flat);
+    st.row_passes += 2;
+    Decision d;
+    d.cut   = Boundary{scan.max_key, keep, scan.candidates, 0};
+    d.write = Write::row;
+    return d;
+  }
+
+  // The hit path: the boundary lies among the gathered outliers.
+  KOKKOS_INLINE_FUNCTION bool try_outliers(member_type const& team,
+                                           Filters const& f, Threshold const& th,
+                                           RowScan const& scan, int outliers,
+                                           Scratch const& s, Decision& d,
+                                           HeadMass& head, RowStats& st) const {
+    if (outliers > s.set.capacity()) return false;
+    const Source src      = s.set.source(outliers);
+    const key_type lo     = order_key(th.t);
+    const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
+    Boundary cut;
+    if (f.topk) {
+      if (outliers < f.k || outliers == 0) return false;
+      cut = search(team, src, CountMeasure{}, neg_inf_key, 0, weight_type(f.k),
+                   lo, scan.max_key);
+      st.topk_path   = RowPath::truncated;
+      st.topk_passes = std::int16_t(cut.passes);
+      if (f.topp) {
+        cut          = topp_after_topk(team, src, mass, cut, f.p, scan.max_key, st);
+        st.topp_path = RowPath::truncated;
+      }
+    } else {
+      if (!(f.topp && f.tail)) return false;
+      // The tail was weighed relative to t; rescale it to the max.
+      head.head  = double(sum_above(team, src, mass, neg_inf_key));
+      head.total = head.head +
+                   double(scan.tail) * exp_d(double(th.t) - double(mass.ref));
+      head.known = true;
+      const weight_type target = mass_target(f.p, head.total);
+      if (!(head.head >= double(target))) return false;
+      cut = search(team, src, mass, neg_inf_key, 0, target, lo, scan.max_key);
+      st.topp_path   = RowPath::truncated;
+      st.topp_passes = std::int16_t(cut.passes);
+    }
+    st.tier       = outliers > s.set.cap0;
+    st.row_passes += 1;
+    d.cut      = cut;
+    d.write    = Write::from_set;
+    d.set_size = outliers;
+    return true;
+  }
+
+  // The miss path (boundary_buckets.hpp): the buckets that hold the
+  // boundary are gathered by a second read, which masks the rest.
+  KOKKOS_INLINE_FUNCTION bool try_buckets(member_type const& team, float* row,
+                                          Filters const& f, BucketMap const& map,
+                                          RowScan const& scan, int outliers,
+                                          HeadMass const& head, Scratch const& s,
+                                          Decision& d, RowStats& st) const {
+    if (s.hist == nullptr) return false;
+    const int nb = map.nb;
+    const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
+    const bool all_outliers = outliers <= s.set.capacity();
+    BucketRange range;
+    if (f.topk) {
+      // Exact counts: the bucket where the count from the top reaches k.
+      // With top-p too, everything from there up is gathered (the
+      // survivors, fewer than k plus that bucket).
+      if (!all_outliers && outliers >= f.k) return false;  // boundary above t
+      const std::uint32_t* hist = s.hist;
+      range.lo = suffix_crossing<std::uint32_t>(
+          team, nb, std::uint32_t(outliers),
+          [&](int b) { return hist[b]; }, std::uint32_t(f.k), s.result);
+      range.hi = f.topp ? nb : range.lo;
+      if (range.lo < 0) return false;  // unreachable: candidates > k
+    } else if (head.known) {
+      const double slack = 1e-5 * head.total + 4.0 * double(prm.vocab) + 4.0;
+      const double want  = double(f.p) * head.total;
+      range = topp_range(team, s.hist, map, head.head, want - slack,
+                         want + slack, key_value(scan.max_key),
+                         prm.weight_scale, s.result);
+    } else {
+      range.lo = 0;  // top-p whose top-k was trivial: every candidate
+      range.hi = nb;
+    }
+    const RangeCounts counts =
+        count_range(team, s.hist, nb, std::uint32_t(outliers), range);
+    if (counts.inside > std::uint32_t(s.set.capacity()) || counts.inside == 0)
+      return false;
+
+    // Pass 2: from here on the row is partly masked.
+    team.team_barrier();
+    s.set.reset(team);
+    team.team_barrier();
+    const bool topp_alone = f.topp && !f.topk;
+    const RangeMass exact =
+        gather_range(team, row, prm.vocab, map, range, s.set, topp_alone, mass);
+    team.team_barrier();
+    const int n      = *s.set.counter;
+    const Source src = s.set.source(n);
+    st.row_passes += 2;
+    st.gathered = n;
+    st.tier     = n > s.set.cap0;
+
+    Boundary cut;
+    if (f.topk) {
+      const std::uint32_t above = f.topp ? 0u : counts.above;
+      cut = search(team, src, CountMeasure{}, neg_inf_key, 0,
+                   weight_type(std::uint32_t(f.k) - above), neg_inf_key,
+                   scan.max_key);
+      st.topk_path   = RowPath::buckets;
+      st.topk_passes = std::int16_t(cut.passes);
+      if (f.topp) {
+        cut          = topp_after_topk(team, src, mass, cut, f.p, scan.max_key, st);
+        st.topp_path = RowPath::buckets;
+      }
+    } else {
+      const weight_type target = mass_target(f.p, double(exact.total));
+      // The range holds the boundary: more than `above`, at most all.
+      const weight_type inside = exact.total - exact.above;
+      if (!(target > exact.above && target - exact.above <= inside)) {
+        st.topp_passes = -1;  // the bounds failed: never expected
+      }
+      cut = search(team, src, mass, neg_inf_key, 0, target - exact.above,
+                   neg_inf_key, scan.max_key);
+      st.topp_path = RowPath::buckets;
+      if (st.topp_passes != -1) st.topp_passes = std::int16_t(cut.passes);
+    }
+    d.cut      = cut;
+    d.write    = Write::gathered;
+    d.set_size = n;
+    return true;
+  }
+
+  // The whole-row search: the paper's ablation without truncation, and the
+  // fallback when no candidate tier can hold the boundary.
+  KOKKOS_INLINE_FUNCTION Decision decide_whole_row(member_type const& team,
+                                                   const float* row,
+                                                   Filters const& f,
+                                                   RowScan const& scan,
+                                                   RowStats& st) const {
+    const Source src{row, prm.vocab};
+    const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
+    const key_type lo = key_type(scan.min_key - 1);
+    Boundary cut{scan.min_key, scan.candidates, scan.candidates, 0};
+    if (f.topk) {
+      cut = search(team, src, CountMeasure{}, neg_inf_key, 0, weight_type(f.k),
+                   lo, scan.max_key);
+      st.topk_path   = RowPath::full;
+      st.topk_passes = std::int16_t(cut.passes);
+      st.row_passes += std::int16_t(cut.passes);
+      if (f.topp) {
+        cut          = topp_after_topk(team, src, mass, cut, f.p, scan.max_key, st);
+        st.topp_path = RowPath::full;
+        st.row_passes += std::int16_t(1 + st.topp_passes);
+      }
+    } else if (f.topp) {
+      const weight_type target =
+          mass_target(f.p, double(sum_above(team, src, mass, neg_inf_key)));
+      cut = search(team, src, mass, neg_inf_key, 0, target, lo, scan.max_key);
+      st.topp_path   = RowPath::full;
+      st.topp_passes = std::int16_t(cut.passes);
+      st.row_passes += std::int16_t(1 + cut.passes);
+    }
+    st.row_passes += 2;
+    Decision d;
+    d.cut   = cut;
+    d.write = (f.topk || f.topp) ? Write::row : Write::none;
+    return d;
+  }
+
+  // ------------------------------------------------ stage 3: ties, write
+
+  KOKKOS_INLINE_FUNCTION void write_mask(member_type const& team, float* row,
+                                         Decision const& d, Scratch const& s,
+                                         RowStats&) const {
+    const std::uint32_t keep = prm.exact_ties ? d.cut.keep : d.cut.group;
+    switch (d.write) {
+      case Write::none: break;
+      case Write::row:
+        apply_mask(team, row, prm.vocab, d.cut.key, keep, d.cut.group);
+        break;
+      case Write::from_set:
+      case Write::gathered: {
+        const int tie_column =
+            keep >= d.cut.group
+                ? INT_MAX
+                : tie_column_bound(team, s.set, d.set_size, d.cut.key, keep,
+                                   prm.vocab);
+        if (d.write == Write::from_set)
+          apply_mask_from_set(team, row, prm.vocab, s.set, d.set_size,
+                              d.cut.key, tie_column);
+        else
+          mask_gathered(team, row, s.set, d.set_size, d.cut.key, tie_column);
+        break;
       }
     }
+  }
 
-    // Stage 3.
-    const std::uint32_t keep = prm.exact_ties ? cut.keep : cut.group;
-    if (from_buffer && (keep >= cut.group || cut.group <= max_buffer_ties))
-      apply_mask_from_buffer(team, row, vocab, buffer, columns, outliers,
-                             cut.key, keep, cut.group);
-    else
-      apply_mask(team, row, vocab, cut.key, keep, cut.group);
-    record(team, r, st);
+  KOKKOS_INLINE_FUNCTION static void mark(RowStats& st, Filters const& f,
+                                          RowPath path) {
+    if (f.topk) st.topk_path = path;
+    if (f.topp) st.topp_path = path;
   }
 
   KOKKOS_INLINE_FUNCTION void record(member_type const& team, std::int64_t r,
                                      RowStats const& st) const {
     if (stats == nullptr) return;
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { stats[r] = st; });
+    Kokkos::single(Kokkos::PerTeam(team),
+                   [&]() { stats[r * prm.stats_stride] = st; });
   }
 };
 

@@ -25,17 +25,12 @@
 // most 17 passes (quaternary) or 33 (binary) on any input, NaN, infinities
 // and ties included.
 
+#include <qrita/detail/candidates.hpp>
 #include <qrita/detail/keys.hpp>
 #include <qrita/detail/reducers.hpp>
 
 namespace qrita {
 namespace detail {
-
-// A contiguous list of values: the gathered outliers or a whole row.
-struct Source {
-  const float* data;
-  int size;
-};
 
 // Top-k measure: every entry weighs 1.
 struct CountMeasure {
@@ -97,9 +92,9 @@ KOKKOS_INLINE_FUNCTION weight_type sum_above(Member const& team,
                                              key_type floor) {
   weight_type total = 0;
   team_reduce(
-      team, src.size,
+      team, src.count(),
       [&](int i, weight_type& acc) {
-        const float z = src.data[i];
+        const float z = src[i];
         if (order_key(z) > floor) acc += measure(z);
       },
       Kokkos::Sum<weight_type>(total));
@@ -131,9 +126,9 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
 
     PivotStats<NP> s;
     team_reduce(
-        team, src.size,
+        team, src.count(),
         [&](int i, PivotStats<NP>& acc) {
-          const float z      = src.data[i];
+          const float z      = src[i];
           const key_type key = order_key(z);
           if (key <= floor) return;
           const weight_type w = measure(z);

@@ -5,11 +5,15 @@
 // Algorithm 3).
 //
 // Keys above the boundary K are kept. Of the entries equal to K, the first
-// `keep` in index order are kept: a scan over the row numbers them in order
-// of appearance. When the whole group is kept, which is the common case on
-// real logits, no scan is needed and the pass is a plain masked write.
+// `keep` in index order are kept. When the kept set was gathered, a search
+// on columns finds the rightmost kept member of the group and the row is
+// written once; otherwise a scan over the row numbers the group in order of
+// appearance. When the whole group is kept, which is the common case on
+// real logits, the pass is a plain masked write.
 
+#include <qrita/detail/candidates.hpp>
 #include <qrita/detail/keys.hpp>
+#include <qrita/detail/reducers.hpp>
 #include <qrita/detail/row_access.hpp>
 
 namespace qrita {
@@ -67,25 +71,77 @@ KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, float* row,
   }
 }
 
-// Ties larger than this are ranked by the ordered scan of apply_mask rather
-// than pairwise in the buffer (which costs group x buffer comparisons).
-constexpr std::uint32_t max_buffer_ties = 256;
+// Column bound of a partly kept tie group in a gathered set: the largest
+// column C such that exactly `keep` of the set's entries with key K lie in
+// columns <= C (keep >= 1, fewer than the group). Every entry of the row
+// with key K must be in the set. A quaternary search on columns, as the
+// pivot search is on keys: each pass counts, for three column pivots, the
+// group members at or left of them; at most log4(vocab) + 1 passes over the
+// set, whatever the size of the group (a pairwise ranking would cost group
+// x set comparisons: bf16 rows have groups of thousands).
+struct ColumnCounts {
+  std::uint32_t at_or_left[3];
+  KOKKOS_INLINE_FUNCTION static void init(ColumnCounts& v) {
+    for (int j = 0; j < 3; ++j) v.at_or_left[j] = 0;
+  }
+  KOKKOS_INLINE_FUNCTION static void join(ColumnCounts& a, const ColumnCounts& b) {
+    for (int j = 0; j < 3; ++j) a.at_or_left[j] += b.at_or_left[j];
+  }
+};
 
-// The same mask when every kept entry lies in the gathered buffer (values
-// `vals`, columns `cols`, n entries, all of the row's entries above t): the
-// row is overwritten with -inf without being read, then the kept entries are
-// written back from the buffer with their own bits. One write of the row
-// instead of a read and a write. The end state is the one apply_mask leaves
-// (entries that were -inf get -inf again, bit for bit). Of a partly kept
-// tie group, an entry is kept when fewer than `keep` members of the group
-// sit in lower columns.
 template <class Member>
-KOKKOS_INLINE_FUNCTION void apply_mask_from_buffer(
-    Member const& team, float* row, int vocab, const float* vals,
-    const int* cols, int n, key_type K, std::uint32_t keep,
-    std::uint32_t group) {
-  const float neg_inf = bits_as_float(neg_inf_bits);
-  const float cut     = key_value(K);
+KOKKOS_INLINE_FUNCTION int tie_column_bound(Member const& team,
+                                            Candidates const& set, int n,
+                                            key_type K, std::uint32_t keep,
+                                            int vocab) {
+  const float cut = key_value(K);
+  // count(<= lo) < keep <= count(<= hi)
+  int lo = -1, hi = vocab - 1;
+  while (hi - lo > 1) {
+    int pivot[3];
+    for (int j = 0; j < 3; ++j) {
+      pivot[j] = lo + int((std::int64_t(hi - lo) * (j + 1)) / 4);
+      if (pivot[j] <= lo) pivot[j] = lo + 1;
+    }
+    ColumnCounts c;
+    team_reduce(
+        team, n,
+        [&](int i, ColumnCounts& acc) {
+          if (!(set.value(i) == cut)) return;
+          const int col = set.column(i);
+          for (int j = 0; j < 3; ++j)
+            if (col <= pivot[j]) acc.at_or_left[j] += 1;
+        },
+        StructReducer<ColumnCounts>(c));
+    for (int j = 0; j < 3; ++j) {
+      if (c.at_or_left[j] >= keep) {
+        if (pivot[j] < hi) hi = pivot[j];
+      } else if (pivot[j] > lo) {
+        lo = pivot[j];
+      }
+    }
+  }
+  return hi;
+}
+
+// Whether gathered entry z at `column` is kept by the boundary (cut,
+// tie_column): above the cut, or on it and no further right than the bound.
+KOKKOS_INLINE_FUNCTION bool kept(float z, int column, float cut, int tie_column) {
+  return z > cut || (z == cut && column <= tie_column);
+}
+
+// The mask when every kept entry lies in the gathered set: the row is
+// overwritten with -inf without being read, then the kept entries are
+// written back from the set with their own bits. One write of the row
+// instead of a read and a write. The end state is the one apply_mask leaves
+// (entries that were -inf get -inf again, bit for bit).
+template <class Member>
+KOKKOS_INLINE_FUNCTION void apply_mask_from_set(Member const& team, float* row,
+                                                int vocab, Candidates const& set,
+                                                int n, key_type K,
+                                                int tie_column) {
+  const float neg_inf  = bits_as_float(neg_inf_bits);
+  const float cut      = key_value(K);
   const RowSplit split = split_row(row, vocab);
   const Float4 fill{{neg_inf, neg_inf, neg_inf, neg_inf}};
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, split.iterations()),
@@ -96,21 +152,25 @@ KOKKOS_INLINE_FUNCTION void apply_mask_from_buffer(
                            row[split.loose_column(i)] = neg_inf;
                        });
   team.team_barrier();
-  const bool whole_group = keep >= group;
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int j) {
-    const float z = vals[j];
-    bool kept     = z > cut;
-    if (!kept && z == cut) {
-      kept = whole_group;
-      if (!kept) {
-        const int c         = cols[j];
-        std::uint32_t lower = 0;
-        for (int m = 0; m < n; ++m)
-          if (vals[m] == cut && cols[m] < c) ++lower;
-        kept = lower < keep;
-      }
-    }
-    if (kept) row[cols[j]] = z;
+    const float z = set.value(j);
+    const int c   = set.column(j);
+    if (kept(z, c, cut, tie_column)) row[c] = z;
+  });
+}
+
+// After a pass that already wrote -inf over everything below the gathered
+// range and kept everything above it: -inf over the gathered entries that
+// are not kept (a scattered write of a few entries, not a pass).
+template <class Member>
+KOKKOS_INLINE_FUNCTION void mask_gathered(Member const& team, float* row,
+                                          Candidates const& set, int n,
+                                          key_type K, int tie_column) {
+  const float neg_inf = bits_as_float(neg_inf_bits);
+  const float cut     = key_value(K);
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int j) {
+    const int c = set.column(j);
+    if (!kept(set.value(j), c, cut, tie_column)) row[c] = neg_inf;
   });
 }
 

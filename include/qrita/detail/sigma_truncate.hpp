@@ -5,10 +5,13 @@
 //
 // LM logits are a Gaussian bulk plus a few informative outliers, so the
 // entries above t = mu + delta * sigma are few and hold the answer. One pass
-// over the row gathers them into team scratch and, in the same read, finds
-// the row's maximum, its smallest candidate and its number of candidates.
-// Whether the gathered set is enough (a "hit") is decided by the caller.
+// over the row gathers them and, in the same read, finds the row's maximum,
+// its smallest candidate, its number of candidates and a histogram of the
+// entries it did not gather. Whether the gathered set is enough (a "hit")
+// is decided by the caller; on a miss the histogram says where to look.
 
+#include <qrita/detail/candidates.hpp>
+#include <qrita/detail/histogram.hpp>
 #include <qrita/detail/keys.hpp>
 #include <qrita/detail/reducers.hpp>
 #include <qrita/detail/row_access.hpp>
@@ -16,8 +19,18 @@
 namespace qrita {
 namespace detail {
 
-// mu and sigma come from the first sample_size entries, as in the paper.
-constexpr int sample_size = 4096;
+// mu and sigma come from sample_size entries of the row. The paper takes
+// the first 4096; real vocabularies are ordered (low token ids are bytes,
+// whitespace and short pieces, and run hot), so a row's head is a biased
+// sample of it: on a 262144-entry Gemma-3 vocabulary its mean sat about 0.9
+// row standard deviations above the row's and its spread was 1.35x the
+// row's, which put t so deep in the tail that a quarter of rows had nothing
+// above it. qrita samples sample_segments runs of segment_length entries
+// spread evenly over the row instead: the runs keep the reads coalesced, the
+// spread removes the bias.
+constexpr int sample_segments = 32;
+constexpr int segment_length  = 128;
+constexpr int sample_size     = sample_segments * segment_length;
 // The paper lowers the table's delta by 20% of its magnitude as a margin.
 constexpr float sigma_margin = 0.2f;
 
@@ -31,6 +44,16 @@ KOKKOS_INLINE_FUNCTION float with_margin(float delta) {
   return delta - sigma_margin * (delta < 0.0f ? -delta : delta);
 }
 
+// Column of sample entry j (0 <= j < sample_size) of a row of `vocab`
+// entries, vocab > sample_size: segment s starts at s * (vocab - L) / (S - 1),
+// so the first segment opens the row and the last one closes it.
+KOKKOS_INLINE_FUNCTION int sample_column(int j, int vocab) {
+  const int s = j / segment_length;
+  const std::int64_t start =
+      std::int64_t(s) * std::int64_t(vocab - segment_length) / (sample_segments - 1);
+  return int(start) + j % segment_length;
+}
+
 // Moments of the sample in fixed point. Every sample entry is taken as
 // d = z - shift, clamped to +-2^15 and truncated to a multiple of 2^-16;
 // sums of d and d^2 are then integer sums, exact and independent of the
@@ -42,62 +65,69 @@ struct SampleSums {
   std::int64_t s;    // sum of d * 2^16
   std::int64_t s2;   // sum of d^2 * 2^16
   std::int64_t cnt;  // finite entries
+  key_type min_key;  // smallest finite entry's key
 
   KOKKOS_INLINE_FUNCTION static void init(SampleSums& v) {
     v.s = 0;
     v.s2 = 0;
     v.cnt = 0;
+    v.min_key = no_key;
   }
   KOKKOS_INLINE_FUNCTION static void join(SampleSums& a, const SampleSums& b) {
     a.s += b.s;
     a.s2 += b.s2;
     a.cnt += b.cnt;
+    if (b.min_key < a.min_key) a.min_key = b.min_key;
   }
 };
 
 constexpr double sample_unit  = 65536.0;  // 2^16
-// 16-byte loads each thread has in flight in the gathering pass.
-constexpr int row_unroll = 2;
 constexpr double sample_limit = 32767.0;  // |d| clamp: q * q < 2^62
 
-// Returns t = mu + delta * sigma of the row's first entries (finite ones
-// only), or NaN when no such threshold exists (no finite entry in the
-// sample).
+// The truncation threshold and the low end of the histogram, both from the
+// sample.
+struct Threshold {
+  float t;   // mu + delta * sigma; NaN when the sample has no finite entry
+  float lo;  // the sample's smallest finite entry
+  KOKKOS_INLINE_FUNCTION bool valid() const { return t == t; }
+};
+
+// Returns t = mu + delta * sigma of the sample (finite entries only) and
+// the sample's minimum; t is NaN when the sample has no finite entry.
 template <class Member>
-KOKKOS_INLINE_FUNCTION float sample_threshold(Member const& team,
-                                              const float* row, int vocab,
-                                              float delta) {
-  const int n = vocab < sample_size ? vocab : sample_size;
+KOKKOS_INLINE_FUNCTION Threshold sample_threshold(Member const& team,
+                                                  const float* row, int vocab,
+                                                  float delta) {
+  const float nan    = bits_as_float(0x7FC00000u);
+  const bool whole   = vocab <= sample_size;
+  const int n        = whole ? vocab : sample_size;
   // Shifting by the first entry keeps the sums small when logits carry a
   // large common offset.
   const float first  = row[0];
   const double shift = is_finite_value(first) ? double(first) : 0.0;
   SampleSums sums;
-  const RowSplit split = split_row(row, n);
-  const int workers    = team.team_size();
-  const auto add = [&](float z, SampleSums& acc) {
-    if (!is_finite_value(z)) return;
-    double d = double(z) - shift;
-    d = d > sample_limit ? sample_limit : (d < -sample_limit ? -sample_limit : d);
-    const std::int64_t q = static_cast<std::int64_t>(d * sample_unit);
-    acc.s += q;
-    acc.s2 += (q * q) >> 16;
-    acc.cnt += 1;
-  };
   team_reduce(
-      team, workers,
+      team, n,
       [&](int j, SampleSums& acc) {
-        visit_row<1>(row, split, j, workers, [&](float z, int) { add(z, acc); });
+        const float z = row[whole ? j : sample_column(j, vocab)];
+        if (!is_finite_value(z)) return;
+        double d = double(z) - shift;
+        d = d > sample_limit ? sample_limit : (d < -sample_limit ? -sample_limit : d);
+        const std::int64_t q = static_cast<std::int64_t>(d * sample_unit);
+        acc.s += q;
+        acc.s2 += (q * q) >> 16;
+        acc.cnt += 1;
+        const key_type key = order_key(z);
+        if (key < acc.min_key) acc.min_key = key;
       },
       StructReducer<SampleSums>(sums));
-  if (sums.cnt == 0) return bits_as_float(0x7FC00000u);
+  if (sums.cnt == 0) return Threshold{nan, nan};
   const double cnt  = double(sums.cnt);
   const double mean = double(sums.s) / (cnt * sample_unit);
   double var        = double(sums.s2) / (cnt * sample_unit) - mean * mean;
   if (!(var > 0.0)) var = 0.0;
-  const double t = shift + mean + double(delta) * sqrt_d(var);
-  const float tf = static_cast<float>(t);
-  return is_finite_value(tf) ? tf : bits_as_float(0x7FC00000u);
+  const float tf = static_cast<float>(shift + mean + double(delta) * sqrt_d(var));
+  return Threshold{is_finite_value(tf) ? tf : nan, key_value(sums.min_key)};
 }
 
 // What one read of the row learns besides the gathered outliers.
@@ -121,42 +151,40 @@ struct RowScan {
   }
 };
 
-// One pass over the row. Entries above t (none if t is NaN) are appended to
-// `buffer`, their columns to `columns`, while there is room; `counter` (team scratch, zeroed by the caller)
-// ends up holding how many there were, room or not. With want_tail, the
-// weights exp(z - t) of the candidates at or below t are summed in the
-// scale's fixed point: together with the gathered head this gives the row's
-// softmax normaliser without a second read.
-template <class Member>
+// The gathering read (pass 1). Entries above t (none if t is NaN) are
+// offered to `out`; the others are counted into the histogram `hist` (team
+// scratch, zeroed by the caller; nullptr: none) by map.index. With
+// want_tail, the weights exp(z - t) of the candidates at or below t are
+// summed in the scale's fixed point: together with the gathered head this
+// gives the row's softmax normaliser without a second read.
+template <int Unroll, class Member>
 KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const float* row,
-                                        int vocab, float t, float* buffer,
-                                        int* columns, int capacity,
-                                        int* counter, bool want_tail,
+                                        int vocab, BucketMap const& map,
+                                        Candidates const& out,
+                                        std::uint32_t* hist, bool want_tail,
                                         float scale) {
   RowScan result;
-  const auto visit = [&](float z, int column, RowScan& acc) {
-    const key_type key = order_key(z);
-    if (!is_candidate(key)) return;
-    acc.candidates += 1;
-    if (key > acc.max_key) acc.max_key = key;
-    if (key < acc.min_key) acc.min_key = key;
-    if (z > t) {
-      const int pos = Kokkos::atomic_fetch_add(counter, 1);
-      if (pos < capacity) {
-        buffer[pos]  = z;
-        columns[pos] = column;
-      }
-    } else if (want_tail) {
-      acc.tail += fixed_weight(z, t, scale);
-    }
-  };
+  const float t        = map.t;
   const RowSplit split = split_row(row, vocab);
   const int workers    = team.team_size();
   team_reduce(
       team, workers,
       [&](int j, RowScan& acc) {
-        visit_row<row_unroll>(row, split, j, workers,
-                              [&](float z, int column) { visit(z, column, acc); });
+        HistogramRun run{hist, workers > 1};
+        visit_row<Unroll>(row, split, j, workers, [&](float z, int column) {
+          const key_type key = order_key(z);
+          if (!is_candidate(key)) return;
+          acc.candidates += 1;
+          if (key > acc.max_key) acc.max_key = key;
+          if (key < acc.min_key) acc.min_key = key;
+          if (z > t) {
+            out.push(z, column);
+            return;
+          }
+          if (hist != nullptr) run.add(map.index(z));
+          if (want_tail) acc.tail += fixed_weight(z, t, scale);
+        });
+        if (hist != nullptr) run.flush();
       },
       StructReducer<RowScan>(result));
   return result;

@@ -1,0 +1,211 @@
+#ifndef QRITA_DETAIL_BOUNDARY_BUCKETS_HPP
+#define QRITA_DETAIL_BOUNDARY_BUCKETS_HPP
+
+// The miss path: when the gathered outliers do not hold the answer, the
+// histogram of the gathering read says which buckets hold the boundary.
+// One more read of the row then decides every entry outside them (kept
+// above, -inf below, written in the same pass) and gathers the entries
+// inside them, and the pivot search runs on those few. A miss thus costs
+// three whole-row passes in all (read; read + write), whatever the logits,
+// instead of a pivot search over the whole row.
+//
+// Top-k: counts are exact, so the boundary bucket is known exactly.
+// Top-p: a bucket's mass is known only within the bounds its value range
+// gives (count x exp(edge - max)); the range of buckets that may hold the
+// boundary under those bounds is gathered, and the second read sums the
+// exact fixed-point weights of the row and of everything above the range,
+// so the search then decides with the same integers a whole-row search
+// would use.
+
+#include <qrita/detail/candidates.hpp>
+#include <qrita/detail/histogram.hpp>
+#include <qrita/detail/keys.hpp>
+#include <qrita/detail/pivot_search.hpp>
+#include <qrita/detail/reducers.hpp>
+#include <qrita/detail/row_access.hpp>
+
+namespace qrita {
+namespace detail {
+
+// Largest index b in [0, nb] such that head + sum of value(b') for
+// b <= b' < nb is >= target (index nb: the head alone); -1 if none. `slot`
+// is a team-scratch int. Values must be >= 0.
+template <class T, class Member, class Value>
+KOKKOS_INLINE_FUNCTION int suffix_crossing(Member const& team, int nb, T head,
+                                           Value const& value, T target,
+                                           int* slot) {
+  team.team_barrier();
+  Kokkos::single(Kokkos::PerTeam(team),
+                 [&]() { *slot = head >= target ? nb : -1; });
+  team.team_barrier();
+  if (!(head >= target)) {
+    Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, nb),
+                          [&](int i, T& partial, bool final) {
+                            const int b = nb - 1 - i;
+                            const T v   = value(b);
+                            if (final && head + partial < target &&
+                                head + partial + v >= target)
+                              *slot = b;
+                            partial += v;
+                          });
+  }
+  team.team_barrier();
+  const int b = *slot;
+  team.team_barrier();
+  return b;
+}
+
+// Buckets lo..hi (inclusive; hi == nb includes the outliers above t).
+struct BucketRange {
+  int lo = 0;
+  int hi = -1;
+  KOKKOS_INLINE_FUNCTION bool empty() const { return hi < lo; }
+};
+
+// Entries in the range, and entries above it, from the counts.
+struct RangeCounts {
+  std::uint32_t inside;
+  std::uint32_t above;
+  KOKKOS_INLINE_FUNCTION static void init(RangeCounts& v) {
+    v.inside = 0;
+    v.above  = 0;
+  }
+  KOKKOS_INLINE_FUNCTION static void join(RangeCounts& a, const RangeCounts& b) {
+    a.inside += b.inside;
+    a.above += b.above;
+  }
+};
+
+template <class Member>
+KOKKOS_INLINE_FUNCTION RangeCounts count_range(Member const& team,
+                                               const std::uint32_t* hist,
+                                               int nb, std::uint32_t head,
+                                               BucketRange r) {
+  RangeCounts c;
+  team_reduce(
+      team, nb,
+      [&](int b, RangeCounts& acc) {
+        if (b > r.hi)
+          acc.above += hist[b];
+        else if (b >= r.lo)
+          acc.inside += hist[b];
+      },
+      StructReducer<RangeCounts>(c));
+  if (r.hi >= nb)
+    c.inside += head;
+  else
+    c.above += head;
+  return c;
+}
+
+// Top-p: the buckets that may hold the boundary, given the exact mass of
+// the outliers above t (head_mass), bounds on the exact target
+// ceil(p * total), the row maximum and the weight scale.
+template <class Member>
+KOKKOS_INLINE_FUNCTION BucketRange topp_range(Member const& team,
+                                              const std::uint32_t* hist,
+                                              BucketMap const& map,
+                                              double head_mass,
+                                              double target_lo,
+                                              double target_hi, float max,
+                                              float scale, int* slot) {
+  const double M = double(max);
+  const double S = double(scale);
+  // Relative slack for exp in float and the rounding of z - max.
+  constexpr double rel = 1e-4;
+  const auto upper = [&](int b) {
+    const double c = double(hist[b]);
+    return c == 0.0 ? 0.0 : c * exp_d(map.upper(b) - M) * S * (1.0 + rel);
+  };
+  const auto lower = [&](int b) {
+    const double c = double(hist[b]);
+    if (c == 0.0) return 0.0;
+    const double w = exp_d(map.lower(b) - M) * S * (1.0 - rel) - 1.0;
+    return w > 0.0 ? c * w : 0.0;
+  };
+  BucketRange r;
+  // Above hi even the upper bounds fall short of the smallest target; at or
+  // above lo even the lower bounds reach the largest one.
+  r.hi = suffix_crossing<double>(team, map.nb, head_mass, upper, target_lo, slot);
+  r.lo = suffix_crossing<double>(team, map.nb, head_mass, lower, target_hi, slot);
+  if (r.hi < 0) r.hi = 0;  // unreachable with consistent bounds
+  if (r.lo < 0) r.lo = 0;
+  // One bucket of margin on each side: entries sit on bucket edges.
+  r.lo = r.lo > 0 ? r.lo - 1 : 0;
+  r.hi = r.hi < map.nb ? r.hi + 1 : map.nb;
+  return r;
+}
+
+// Exact fixed-point weights summed by the second read.
+struct RangeMass {
+  weight_type above;  // entries above the range
+  weight_type total;  // every candidate of the row
+  KOKKOS_INLINE_FUNCTION static void init(RangeMass& v) {
+    v.above = 0;
+    v.total = 0;
+  }
+  KOKKOS_INLINE_FUNCTION static void join(RangeMass& a, const RangeMass& b) {
+    a.above += b.above;
+    a.total += b.total;
+  }
+};
+
+// The second read (and write) of a miss: entries above the range are kept
+// (left as they are), entries below it and non-candidates (NaN) become
+// -inf, entries inside it are offered to `out` and left for the decision.
+// With want_mass, sums the exact weights relative to the row maximum.
+template <class Member>
+KOKKOS_INLINE_FUNCTION RangeMass gather_range(Member const& team, float* row,
+                                              int vocab, BucketMap const& map,
+                                              BucketRange r,
+                                              Candidates const& out,
+                                              bool want_mass,
+                                              MassMeasure const& mass) {
+  const float neg_inf  = bits_as_float(neg_inf_bits);
+  const RowSplit split = split_row(row, vocab);
+  // Returns whether z changes (to -inf).
+  const auto visit = [&](float& z, int column, RangeMass& acc) {
+    if (!is_candidate(order_key(z))) {
+      if (float_as_bits(z) == neg_inf_bits) return false;
+      z = neg_inf;
+      return true;
+    }
+    const int idx       = map.index(z);
+    const weight_type w = want_mass ? mass(z) : weight_type(0);
+    acc.total += w;
+    if (idx > r.hi) {
+      acc.above += w;
+      return false;
+    }
+    if (idx >= r.lo) {
+      out.push(z, column);
+      return false;
+    }
+    z = neg_inf;
+    return true;
+  };
+  RangeMass result;
+  team_reduce(
+      team, split.iterations(),
+      [&](int i, RangeMass& acc) {
+        if (i < split.body) {
+          float* at    = row + split.head + 4 * i;
+          Float4 x     = load4(at);
+          bool changed = false;
+          for (int c = 0; c < 4; ++c)
+            changed |= visit(x.v[c], split.head + 4 * i + c, acc);
+          if (changed) store4(at, x);
+        } else {
+          const int column = split.loose_column(i);
+          float z          = row[column];
+          if (visit(z, column, acc)) row[column] = z;
+        }
+      },
+      StructReducer<RangeMass>(result));
+  return result;
+}
+
+}  // namespace detail
+}  // namespace qrita
+
+#endif  // QRITA_DETAIL_BOUNDARY_BUCKETS_HPP

@@ -1,0 +1,101 @@
+#ifndef QRITA_DETAIL_HISTOGRAM_HPP
+#define QRITA_DETAIL_HISTOGRAM_HPP
+
+// The histogram the gathering read builds of the entries it does not gather
+// (those at or below the threshold t), so that a truncation miss knows where
+// its boundary lies without searching the row.
+//
+// Buckets are linear in value between the sample's smallest entry `lo` and
+// t: bucket 0 holds the candidates below lo, buckets 1 .. NB-1 split
+// [lo, t] evenly, and index NB stands for the gathered outliers above t.
+// The map is monotone (a larger value never gets a smaller index; equal
+// values, -0.0 and +0.0 included, get the same index), and every pass
+// computes it with the same float operations, so a second read of the row
+// puts each entry in the bucket the first read counted it in. Bucket edges
+// are known only up to float rounding: bounds that use them (the top-p
+// range) widen them, and nothing exact depends on them.
+
+#include <qrita/detail/compat.hpp>
+#include <qrita/detail/keys.hpp>
+
+namespace qrita {
+namespace detail {
+
+struct BucketMap {
+  float lo    = 0;  // bucket 1 starts here
+  float t     = 0;  // the threshold: index nb above it
+  float inv_w = 0;  // (nb - 1) / (t - lo), 0 when t <= lo
+  int nb      = 1;  // histogram buckets (index nb: above t)
+
+  KOKKOS_INLINE_FUNCTION static BucketMap make(float lo, float t, int nb) {
+    BucketMap m;
+    m.lo    = lo;
+    m.t     = t;
+    m.nb    = nb;
+    const float width = t - lo;
+    m.inv_w = (width > 0.0f && nb > 1) ? float(nb - 1) / width : 0.0f;
+    if (!is_finite_value(m.inv_w)) m.inv_w = 0.0f;
+    return m;
+  }
+
+  // Index of candidate z: nb above t, else its bucket.
+  KOKKOS_INLINE_FUNCTION int index(float z) const {
+    if (z > t) return nb;
+    if (!(z >= lo)) return 0;
+    float f = (z - lo) * inv_w;
+    const float top = float(nb - 2);
+    f = f < top ? f : top;
+    return 1 + int(f);
+  }
+
+  // Value bounds of bucket b (1 <= b < nb), widened by float rounding.
+  KOKKOS_INLINE_FUNCTION double lower(int b) const {
+    if (b <= 0) return -1e300;
+    if (inv_w == 0.0f) return double(lo) - slack();
+    return double(lo) + (double(b - 1) - 0.01) / double(inv_w) - slack();
+  }
+  KOKKOS_INLINE_FUNCTION double upper(int b) const {
+    if (b <= 0) return double(lo) + slack();
+    if (inv_w == 0.0f || b >= nb - 1) return double(t);
+    const double u = double(lo) + (double(b) + 0.01) / double(inv_w) + slack();
+    return u < double(t) ? u : double(t);
+  }
+  KOKKOS_INLINE_FUNCTION double slack() const {
+    const double a = double(lo) < 0 ? -double(lo) : double(lo);
+    const double b = double(t) < 0 ? -double(t) : double(t);
+    return 1e-5 * (a + b + 1e-30);
+  }
+};
+
+// Counts in team scratch. A thread adds runs of equal buckets with one
+// atomic: rows with long runs of one value (flat rows, bf16 ties, masked
+// stretches) would otherwise serialise every lane of a warp on one counter.
+struct HistogramRun {
+  std::uint32_t* counts;
+  bool atomic;
+  int bucket          = -1;
+  std::uint32_t count = 0;
+
+  KOKKOS_INLINE_FUNCTION void add(int b) {
+    if (b == bucket) {
+      ++count;
+      return;
+    }
+    flush();
+    bucket = b;
+    count  = 1;
+  }
+  KOKKOS_INLINE_FUNCTION void flush() {
+    if (count == 0) return;
+    if (atomic)
+      Kokkos::atomic_add(&counts[bucket], count);
+    else
+      counts[bucket] += count;
+    count = 0;
+  }
+};
+
+}  // namespace detail
+}  // namespace qrita
+
+#endif  // QRITA_DETAIL_HISTOGRAM_HPP

@@ -1,0 +1,191 @@
+#ifndef QRITA_DETAIL_LAUNCH_HPP
+#define QRITA_DETAIL_LAUNCH_HPP
+
+// What the public calls do once their argument types have been checked:
+// run-time validation (which throws before anything is written), the launch
+// plan, and the launch. Views are reduced to pointers and strides here, so
+// the kernel is instantiated once per execution space.
+
+#include <qrita/detail/mask_kernel.hpp>
+#include <qrita/detail/policy.hpp>
+#include <qrita/options.hpp>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace qrita {
+namespace detail {
+
+[[noreturn]] inline void invalid_argument(std::string const& what) {
+  throw std::invalid_argument("qrita::sample_mask: " + what);
+}
+
+inline std::string str(std::size_t n) { return std::to_string(n); }
+
+inline void check_options(Options const& opts) {
+  if (opts.candidate_capacity < 0)
+    invalid_argument("Options::candidate_capacity must be >= 0, got " +
+                     std::to_string(opts.candidate_capacity));
+  if (opts.tier_capacity < -1)
+    invalid_argument("Options::tier_capacity must be >= -1, got " +
+                     std::to_string(opts.tier_capacity));
+  if (opts.team_size < 0)
+    invalid_argument("Options::team_size must be >= 0, got " +
+                     std::to_string(opts.team_size));
+  if (opts.max_teams < 0)
+    invalid_argument("Options::max_teams must be >= 0, got " +
+                     std::to_string(opts.max_teams));
+}
+
+inline void check_vocab(std::int64_t vocab) {
+  if (vocab > std::int64_t(INT_MAX))
+    invalid_argument("vocab " + std::to_string(vocab) + " is above the supported " +
+                     std::to_string(INT_MAX));
+}
+
+// How a call is laid out: decided from the sizes and the options alone, so
+// that callers can ask for it (qrita::plan) before calling.
+template <class ExecutionSpace>
+LaunchPlan make_plan(ExecutionSpace const& space, std::int64_t batch,
+                     std::int64_t vocab, Options const& opts) {
+  using Kernel = MaskKernel<ExecutionSpace>;
+  using P      = Policy<ExecutionSpace>;
+  check_options(opts);
+  check_vocab(vocab);
+  LaunchPlan plan;
+  if (batch <= 0 || vocab <= 0) return plan;
+
+  // Histogram and candidate buffer in team scratch: the buffer as asked (or
+  // the default), never more than a row, clamped to what the backend
+  // allows. A smaller buffer changes speed, not answers.
+  typename Kernel::policy_type probe(space, 1, 1);
+  const std::size_t max_scratch = std::size_t(probe.scratch_size_max(0));
+  plan.histogram_buckets = P::histogram_buckets;
+  std::int64_t capacity =
+      opts.candidate_capacity > 0 ? opts.candidate_capacity : P::candidate_capacity;
+  if (capacity > vocab) capacity = vocab;
+  const std::size_t fixed = Kernel::scratch_bytes(0, plan.histogram_buckets);
+  const std::size_t room  = max_scratch > fixed + 64 ? max_scratch - fixed - 64 : 0;
+  if (std::size_t(capacity) * Kernel::bytes_per_candidate > room)
+    capacity = std::int64_t(room / Kernel::bytes_per_candidate);
+  plan.candidate_capacity = int(capacity);
+  plan.team_scratch_bytes =
+      Kernel::scratch_bytes(plan.candidate_capacity, plan.histogram_buckets);
+
+  Kernel probe_kernel{};
+  const int team_max =
+      probe.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)))
+          .team_size_max(probe_kernel, Kokkos::ParallelForTag());
+  int team_size = opts.team_size > 0 ? opts.team_size : P::team_size;
+  if (opts.team_size == 0 &&
+      batch * std::int64_t(P::team_size) * 2 > std::int64_t(space.concurrency()))
+    team_size = P::wide_batch_team_size;
+  if (opts.team_size > team_max)
+    invalid_argument("Options::team_size is " + std::to_string(opts.team_size) +
+                     ", more than the backend allows here (" +
+                     std::to_string(team_max) + ")");
+  if (team_size > team_max) team_size = team_max;
+  plan.team_size = floor_power_of_two(team_size);
+
+  // Persistent league: as many teams as run at once, at most one per row.
+  std::int64_t league = space.concurrency() / plan.team_size;
+  if (league < 1) league = 1;
+  if (opts.max_teams > 0 && league > opts.max_teams) league = opts.max_teams;
+  if (league > batch) league = batch;
+  plan.league_size = league < 1 ? 1 : league;
+
+  // The device tier: a slice of the workspace per team, never more than
+  // the rest of a row.
+  std::int64_t tier = opts.tier_capacity >= 0 ? opts.tier_capacity : P::tier_capacity;
+  if (tier > vocab - plan.candidate_capacity) tier = vocab - plan.candidate_capacity;
+  if (tier < 0) tier = 0;
+  plan.tier_capacity = int(tier);
+  plan.workspace_bytes = std::size_t(plan.league_size) * std::size_t(tier) *
+                         Kernel::bytes_per_candidate;
+  return plan;
+}
+
+// Device memory a call may use: the workspace's, or none.
+struct WorkspaceMemory {
+  void* data        = nullptr;
+  std::size_t bytes = 0;
+  bool given        = false;  // the caller passed a qrita::Workspace
+};
+
+// The arguments of a call, reduced to pointers and strides.
+struct Call {
+  float* logits           = nullptr;
+  std::int64_t batch      = 0;
+  int vocab               = 0;
+  std::int64_t row_stride = 0;
+  const int* k            = nullptr;
+  std::int64_t k_stride   = 0;
+  const float* p          = nullptr;
+  std::int64_t p_stride   = 0;
+  RowStats* stats         = nullptr;
+  std::int64_t stats_stride = 0;
+};
+
+template <class ExecutionSpace>
+void launch(ExecutionSpace const& space, Call const& call, Options const& opts,
+            WorkspaceMemory const& ws) {
+  using Kernel = MaskKernel<ExecutionSpace>;
+  if (call.batch == 0 || call.vocab == 0) return;
+  LaunchPlan plan = make_plan(space, call.batch, call.vocab, opts);
+  if (!ws.given) {
+    // No workspace: on-chip candidates only.
+    plan.tier_capacity   = 0;
+    plan.workspace_bytes = 0;
+  } else if (plan.workspace_bytes > ws.bytes) {
+    invalid_argument("the workspace holds " + str(ws.bytes) + " bytes; a call on " +
+                     std::to_string(call.batch) + " x " + std::to_string(call.vocab) +
+                     " logits with these options needs " + str(plan.workspace_bytes) +
+                     " (make it with qrita::Workspace(space, batch, vocab, options) "
+                     "for at least this batch and vocab)");
+  }
+
+  Kernel kernel{call.logits, call.k, call.p, call.stats, KernelParams{}, SigmaTables{}};
+  KernelParams& prm = kernel.prm;
+  prm.batch         = call.batch;
+  prm.vocab         = call.vocab;
+  prm.row_stride    = call.row_stride;
+  prm.k_stride      = call.k_stride;
+  prm.p_stride      = call.p_stride;
+  prm.stats_stride  = call.stats_stride;
+  prm.truncation    = opts.sigma_truncation;
+  prm.exact_ties    = opts.ties == Ties::exact;
+  prm.binary_search = opts.search == Search::binary;
+  prm.weight_scale =
+      static_cast<float>(std::uint64_t{1} << weight_fraction_bits(call.vocab));
+  prm.capacity      = plan.candidate_capacity;
+  prm.buckets       = plan.histogram_buckets;
+  prm.tier_capacity = plan.tier_capacity;
+  if (plan.tier_capacity > 0) {
+    // Values first, then columns, each tier_capacity per team.
+    const std::size_t n = std::size_t(plan.league_size) * std::size_t(plan.tier_capacity);
+    prm.tier_values  = static_cast<float*>(ws.data);
+    prm.tier_columns = reinterpret_cast<int*>(static_cast<char*>(ws.data) + n * sizeof(float));
+  }
+
+  typename Kernel::policy_type policy(space, int(plan.league_size), plan.team_size);
+  policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
+  Kokkos::parallel_for("qrita::sample_mask", policy, kernel);
+}
+
+// A Kokkos Tools region that is closed on every way out, exceptions too.
+struct ProfilingRegion {
+  explicit ProfilingRegion(std::string const& name) {
+    Kokkos::Profiling::pushRegion(name);
+  }
+  ~ProfilingRegion() { Kokkos::Profiling::popRegion(); }
+  ProfilingRegion(ProfilingRegion const&)            = delete;
+  ProfilingRegion& operator=(ProfilingRegion const&) = delete;
+};
+
+}  // namespace detail
+}  // namespace qrita
+
+#endif  // QRITA_DETAIL_LAUNCH_HPP

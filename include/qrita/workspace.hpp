@@ -1,0 +1,65 @@
+#ifndef QRITA_WORKSPACE_HPP
+#define QRITA_WORKSPACE_HPP
+
+// qrita::Workspace: the device memory a sample_mask call may gather
+// candidates into when they do not fit on chip (the "tier"), owned by the
+// caller.
+//
+//   qrita::Workspace<Kokkos::Cuda> ws(space, max_batch, vocab);  // allocates
+//   qrita::sample_mask(space, logits, k, p, qrita::Options{}, ws);  // does not
+//
+// A workspace made for (batch, vocab, options) serves every call on at most
+// that batch and vocab with the same options. Calls that take one allocate
+// nothing and never synchronise the host, so a serving engine can capture
+// them in a CUDA graph. Calls without one allocate nothing either, but use
+// on-chip candidates only: a row whose boundary set does not fit on chip is
+// then searched whole (same answer, more reads). qrita::plan(...)
+// .workspace_bytes says how large a workspace is; it is 0 where none is
+// needed (host backends, or Options::tier_capacity = 0).
+
+#include <qrita/detail/launch.hpp>
+#include <qrita/options.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace qrita {
+
+template <class ExecutionSpace>
+class Workspace {
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "qrita::Workspace: the template argument must be a Kokkos "
+                "execution space");
+
+ public:
+  using execution_space = ExecutionSpace;
+  using memory_space    = typename ExecutionSpace::memory_space;
+
+  Workspace() = default;
+
+  // Allocates plan(space, batch, vocab, opts).workspace_bytes in the space's
+  // memory (labelled "qrita::Workspace").
+  Workspace(ExecutionSpace const& space, std::int64_t batch, std::int64_t vocab,
+            Options const& opts = Options{})
+      : plan_(detail::make_plan(space, batch, vocab, opts)),
+        storage_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "qrita::Workspace"),
+                 plan_.workspace_bytes) {}
+
+  std::size_t bytes() const { return storage_.extent(0); }
+  LaunchPlan const& plan() const { return plan_; }
+
+  // For qrita's calls: the memory as an untyped range.
+  detail::WorkspaceMemory memory() const {
+    return detail::WorkspaceMemory{
+        bytes() > 0 ? static_cast<void*>(storage_.data()) : nullptr, bytes(), true};
+  }
+
+ private:
+  LaunchPlan plan_{};
+  Kokkos::View<char*, memory_space> storage_;
+};
+
+}  // namespace qrita
+
+#endif  // QRITA_WORKSPACE_HPP
