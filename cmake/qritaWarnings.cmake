@@ -14,6 +14,13 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   endif()
   if(QRITA_WERROR)
     target_compile_options(qrita_warnings INTERFACE -Werror)
+    # g++ 16 at -O3 (Debian sid, the kokkos5 preset) reports -Warray-bounds
+    # in a loop that never runs: tests/test_determinism.cpp's comparison of
+    # backends from index 1 on, when only one backend is enabled. Kept as a
+    # warning, not an error, until that false positive is gone.
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 16)
+      target_compile_options(qrita_warnings INTERFACE -Wno-error=array-bounds)
+    endif()
   endif()
 endif()
 
