@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -96,6 +97,72 @@ TYPED_TEST(Random, AgainstOracle) {
     rows += batch;
   }
   EXPECT_GT(rows, 4000);
+}
+
+// The shapes users feed it (src/synthetic.hpp's counter shapes: serving,
+// its bf16 rounding, vocabulary-ordered rows, torch.randn and torch.rand
+// logits, temperature 2, flat rows), with the modes of the perf grid and
+// per-row random k and p, against the oracle; each call also with small
+// on-chip buffers and tiers, so that every path is taken: the hit, the
+// boundary buckets after a miss, the device tier, the whole row, flat rows.
+// Each path is asserted to have been taken somewhere, and every row within
+// three whole-row passes unless it was searched whole.
+TYPED_TEST(Random, UserShapesEveryPath) {
+  using qrita::RowPath;
+  using qrita::synthetic::CounterShape;
+  const std::uint64_t seed = base_seed() + 2;
+  SCOPED_TRACE("QRITA_TEST_SEED=" + std::to_string(base_seed()));
+  std::mt19937_64 rng(seed);
+  const CounterShape shapes[] = {CounterShape::serving, CounterShape::serving_bf16,
+                                 CounterShape::ordered, CounterShape::randn,
+                                 CounterShape::uniform, CounterShape::temp2,
+                                 CounterShape::flat};
+  const int nshapes = int(sizeof shapes / sizeof shapes[0]);
+  std::map<std::string, int> taken;
+  for (std::int64_t vocab : {6000, 49152}) {
+    const std::int64_t batch = 4 * nshapes;
+    Batch b(batch, vocab);
+    for (std::int64_t r = 0; r < batch; ++r) {
+      qrita::synthetic::counter_row(b.row(r), vocab, shapes[r % nshapes], seed, r);
+      switch ((r / nshapes) % 4) {  // the perf grid's modes
+        case 0: b.k[r] = 10, b.p[r] = 1.0f; break;
+        case 1: b.k[r] = 0, b.p[r] = 0.7f; break;
+        case 2: b.k[r] = 50, b.p[r] = 0.9f; break;
+        default:
+          b.k[r] = 1 + int(rng() % 99);
+          b.p[r] = 0.5f + 0.5f * std::uniform_real_distribution<float>(0.0f, 1.0f)(rng);
+      }
+    }
+    qrita::Options small_chip, no_tier;
+    small_chip.candidate_capacity = 64;
+    small_chip.tier_capacity      = 4096;
+    no_tier.candidate_capacity    = 64;
+    no_tier.tier_capacity         = 0;
+    const std::pair<const char*, qrita::Options> configs[] = {
+        {"default", qrita::Options{}}, {"small on-chip buffer", small_chip},
+        {"no tier", no_tier}};
+    for (auto const& [what, opts] : configs) {
+      const qtest::Result out = qtest::run<TypeParam>(b, opts);
+      EXPECT_TRUE(qtest::check_batch(b, out)) << "vocab " << vocab << ", " << what;
+      for (std::int64_t r = 0; r < batch; ++r) {
+        auto const& st = out.stats[std::size_t(r)];
+        for (RowPath path : {st.topk_path, st.topp_path}) {
+          if (path == RowPath::truncated) taken[st.tier ? "tier" : "hit"] += 1;
+          if (path == RowPath::buckets) taken["buckets"] += 1;
+          if (path == RowPath::flat) taken["flat"] += 1;
+          if (path == RowPath::full) taken["full"] += 1;
+        }
+        EXPECT_NE(st.topp_passes, -1) << "row " << r << ": the bucket bounds failed";
+        const bool whole = st.topk_path == RowPath::full || st.topp_path == RowPath::full;
+        if (!whole) {
+          EXPECT_LE(st.row_passes, 3) << "vocab " << vocab << ", " << what << ", row " << r
+                                      << " (" << qrita::synthetic::name(shapes[r % nshapes]) << ")";
+        }
+      }
+    }
+  }
+  for (const char* path : {"hit", "tier", "buckets", "flat", "full"})
+    EXPECT_GT(taken[path], 0) << "no row took the " << path << " path";
 }
 
 // Serving sizes: whole batches of 1024 rows, the mixed row shapes and

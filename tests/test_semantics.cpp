@@ -418,11 +418,19 @@ TYPED_TEST(Semantics, Case14_TruncationMissAndOverflow) {
     EXPECT_EQ(full.logits, hit.logits);
     EXPECT_EQ(full.stats[0].topk_path, RowPath::full);
   }
-  // (e) Every candidate equal: the flat path, three row passes.
+  // (e) Every candidate equal: the flat path. Without -inf or NaN the kept
+  // entries are the first columns: a read and a write-only pass. With them,
+  // an ordered masked read + write: three passes.
   {
     std::vector<float> row(10000, 0.25f);
     qrita::RowStats st{};
-    const std::vector<float> out = mask_one<TypeParam>(row, 70, 0.5f, {}, &st);
+    std::vector<float> out = mask_one<TypeParam>(row, 70, 0.5f, {}, &st);
+    EXPECT_EQ(st.topk_path, RowPath::flat);
+    EXPECT_EQ(st.row_passes, 2);
+    EXPECT_TRUE(check_row(row.data(), out.data(), 10000, 70, 0.5f));
+    row[5]   = -inf;
+    row[900] = qtest::nan_value();
+    out      = mask_one<TypeParam>(row, 70, 0.5f, {}, &st);
     EXPECT_EQ(st.topk_path, RowPath::flat);
     EXPECT_EQ(st.row_passes, 3);
     EXPECT_TRUE(check_row(row.data(), out.data(), 10000, 70, 0.5f));

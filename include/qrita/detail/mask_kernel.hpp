@@ -90,6 +90,12 @@ struct Decision {
   int set_size = 0;  // gathered entries the write uses
 };
 
+// The buckets a miss gathers, and the entries above them.
+struct BucketPlan {
+  BucketRange range;
+  std::uint32_t above = 0;
+};
+
 // The outliers' softmax mass, for a top-p-only row (see try_outliers).
 struct HeadMass {
   double head  = 0;  // exact fixed-point weight of the outliers
@@ -163,9 +169,9 @@ struct MaskKernel {
     Filters f  = read_filters(r);
     if (!f.any()) return record(team, r, st);
 
-    const Threshold th = threshold(team, row, f);
-    const BucketMap map =
-        BucketMap::make(th.lo, th.t, th.valid() ? prm.buckets : 1);
+    const Threshold th  = threshold(team, row, f);
+    const BucketMap map = BucketMap::make(histogram_low(th, f), th.t,
+                                          th.valid() ? prm.buckets : 1);
     f.tail             = th.valid() && f.topp && !f.topk;
     const RowScan scan = gather_outliers(team, row, map, s, f.tail);
     const int outliers   = *s.set.counter;
@@ -237,11 +243,26 @@ struct MaskKernel {
     return dp > fit ? dp : fit;
   }
 
+  // Low end of the histogram's range. Top-p: the sample's minimum (a wide
+  // nucleus can end anywhere). Top-k (and top-k with top-p, whose boundary
+  // lies above top-k's): where the bulk quantile leaves about 8k + 2048
+  // entries above, so that only the entries near t cost an atomic; a miss
+  // whose k-th entry lies lower than that is searched whole.
+  KOKKOS_INLINE_FUNCTION float histogram_low(Threshold const& th,
+                                             Filters const& f) const {
+    if (!th.valid() || !f.topk) return th.lo;
+    const double share = (8.0 * double(f.k) + 2048.0) / double(prm.vocab);
+    if (share >= 0.5) return th.lo;
+    const float lo = static_cast<float>(
+        th.mean + double(tables.topk[table_index(share)]) * th.sigma);
+    return lo > th.lo && lo < th.t ? lo : th.lo;
+  }
+
   KOKKOS_INLINE_FUNCTION Threshold threshold(member_type const& team,
                                              const float* row,
                                              Filters const& f) const {
     const float nan = bits_as_float(0x7FC00000u);
-    if (!prm.truncation) return Threshold{nan, nan};
+    if (!prm.truncation) return Threshold{nan, nan, 0.0, 0.0};
     return sample_threshold(team, row, prm.vocab, truncation_delta(f));
   }
 
@@ -262,6 +283,8 @@ struct MaskKernel {
     team.team_barrier();
     const RowScan scan = scan_row<row_unroll>(team, row, prm.vocab, map, s.set,
                                               hist, want_tail, prm.weight_scale);
+    if (hist != nullptr)
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { hist[0] = scan.below; });
     team.team_barrier();
     return scan;
   }
@@ -315,7 +338,7 @@ struct MaskKernel {
       if (need < keep) keep = need;
     }
     mark(st, f, RowPath::flat);
-    st.row_passes += 2;
+    st.row_passes = std::int16_t(st.row_passes + (scan.candidates == std::uint32_t(prm.vocab) ? 1 : 2));
     Decision d;
     d.cut   = Boundary{scan.max_key, keep, scan.candidates, 0};
     d.write = Write::row;
@@ -371,9 +394,30 @@ struct MaskKernel {
                                           RowScan const& scan, int outliers,
                                           HeadMass const& head, Scratch const& s,
                                           Decision& d, RowStats& st) const {
+    BucketPlan plan;
+    if (!plan_buckets(team, f, map, scan, outliers, head, s, plan)) return false;
+    // Pass 2: from here on the row is partly masked.
+    team.team_barrier();
+    s.set.reset(team);
+    team.team_barrier();
+    const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
+    const RangeMass exact = gather_range(team, row, prm.vocab, map, plan.range,
+                                         s.set, f.topp && !f.topk, mass);
+    team.team_barrier();
+    resolve_buckets(team, f, scan, plan, exact, *s.set.counter, s, d, st);
+    return true;
+  }
+
+  // Which buckets a miss gathers: false when none can (no histogram, the
+  // boundary lies above t among outliers that were not all kept, or the
+  // range holds more than the candidate tiers).
+  KOKKOS_INLINE_FUNCTION bool plan_buckets(member_type const& team,
+                                           Filters const& f, BucketMap const& map,
+                                           RowScan const& scan, int outliers,
+                                           HeadMass const& head, Scratch const& s,
+                                           BucketPlan& plan) const {
     if (s.hist == nullptr) return false;
     const int nb = map.nb;
-    const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
     const bool all_outliers = outliers <= s.set.capacity();
     BucketRange range;
     if (f.topk) {
@@ -401,24 +445,27 @@ struct MaskKernel {
         count_range(team, s.hist, nb, std::uint32_t(outliers), range);
     if (counts.inside > std::uint32_t(s.set.capacity()) || counts.inside == 0)
       return false;
+    plan.range = range;
+    plan.above = counts.above;
+    return true;
+  }
 
-    // Pass 2: from here on the row is partly masked.
-    team.team_barrier();
-    s.set.reset(team);
-    team.team_barrier();
-    const bool topp_alone = f.topp && !f.topk;
-    const RangeMass exact =
-        gather_range(team, row, prm.vocab, map, range, s.set, topp_alone, mass);
-    team.team_barrier();
-    const int n      = *s.set.counter;
+  // The search on the n entries the second read gathered.
+  KOKKOS_INLINE_FUNCTION void resolve_buckets(member_type const& team,
+                                              Filters const& f,
+                                              RowScan const& scan,
+                                              BucketPlan const& plan,
+                                              RangeMass const& exact, int n,
+                                              Scratch const& s, Decision& d,
+                                              RowStats& st) const {
+    const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
     const Source src = s.set.source(n);
     st.row_passes += 2;
     st.gathered = n;
     st.tier     = n > s.set.cap0;
-
     Boundary cut;
     if (f.topk) {
-      const std::uint32_t above = f.topp ? 0u : counts.above;
+      const std::uint32_t above = f.topp ? 0u : plan.above;
       cut = search(team, src, CountMeasure{}, neg_inf_key, 0,
                    weight_type(std::uint32_t(f.k) - above), neg_inf_key,
                    scan.max_key);
@@ -432,18 +479,15 @@ struct MaskKernel {
       const weight_type target = mass_target(f.p, double(exact.total));
       // The range holds the boundary: more than `above`, at most all.
       const weight_type inside = exact.total - exact.above;
-      if (!(target > exact.above && target - exact.above <= inside)) {
-        st.topp_passes = -1;  // the bounds failed: never expected
-      }
+      const bool held = target > exact.above && target - exact.above <= inside;
       cut = search(team, src, mass, neg_inf_key, 0, target - exact.above,
                    neg_inf_key, scan.max_key);
-      st.topp_path = RowPath::buckets;
-      if (st.topp_passes != -1) st.topp_passes = std::int16_t(cut.passes);
+      st.topp_path   = RowPath::buckets;
+      st.topp_passes = held ? std::int16_t(cut.passes) : std::int16_t(-1);
     }
     d.cut      = cut;
     d.write    = Write::gathered;
     d.set_size = n;
-    return true;
   }
 
   // The whole-row search: the paper's ablation without truncation, and the
@@ -492,7 +536,12 @@ struct MaskKernel {
     switch (d.write) {
       case Write::none: break;
       case Write::row:
-        apply_mask(team, row, prm.vocab, d.cut.key, keep, d.cut.group);
+        // A group that is the whole row (a flat row without -inf or NaN)
+        // keeps its first `keep` columns: no scan needed to rank them.
+        apply_mask(team, row, prm.vocab, d.cut.key, keep, d.cut.group,
+                   keep >= d.cut.group ? INT_MAX
+                   : d.cut.group == std::uint32_t(prm.vocab) ? int(keep) - 1
+                                                             : -1);
         break;
       case Write::from_set:
       case Write::gathered: {

@@ -16,12 +16,16 @@
 #include <qrita/detail/reducers.hpp>
 #include <qrita/detail/row_access.hpp>
 
+#include <climits>
+
 namespace qrita {
 namespace detail {
 
 // Writes -inf over every entry of `row` not kept. Kept entries and entries
 // already -inf are not written (so they stay bitwise as they were).
-// `group_in_row` is how many entries of the row have key K.
+// `group_in_row` is how many entries of the row have key K; of them, those
+// up to column `tie_column` are kept (INT_MAX: all), or, with tie_column
+// < 0, the first `keep` in column order, numbered by an ordered scan.
 //
 // The comparisons use the boundary's float value instead of keys: for K a
 // candidate key, key(z) >= K exactly when z >= value(K) (NaN fails both;
@@ -30,30 +34,41 @@ template <class Member>
 KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, float* row,
                                        int vocab, key_type K,
                                        std::uint32_t keep,
-                                       std::uint32_t group_in_row) {
+                                       std::uint32_t group_in_row,
+                                       int tie_column) {
   const float neg_inf = bits_as_float(neg_inf_bits);
   const float cut     = key_value(K);
-  if (keep >= group_in_row) {
+  const RowSplit split = split_row(row, vocab);
+  if (tie_column >= 0 && group_in_row == std::uint32_t(vocab)) {
+    // Every entry equals the cut: the kept ones are the columns up to the
+    // bound, and the others need no read to be written.
+    const int dropped = tie_column >= vocab - 1 ? 0 : vocab - 1 - tie_column;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, dropped),
+                         [&](int i) { row[tie_column + 1 + i] = neg_inf; });
+  } else if (tie_column >= 0) {
     // Groups of four are read and, when any of them changes, written whole
     // (the unchanged ones with their own bits).
-    const RowSplit split = split_row(row, vocab);
+    const auto drop = [&](float z, int column) {
+      return !(z > cut || (z == cut && column <= tie_column)) &&
+             float_as_bits(z) != neg_inf_bits;
+    };
     Kokkos::parallel_for(
         Kokkos::TeamThreadRange(team, split.iterations()), [&](int i) {
           if (i < split.body) {
-            float* at       = row + split.head + 4 * i;
-            Float4 x        = load4(at);
-            bool changed    = false;
+            const int column = split.head + 4 * i;
+            float* at        = row + column;
+            Float4 x         = load4(at);
+            bool changed     = false;
             for (int c = 0; c < 4; ++c) {
-              if (!(x.v[c] >= cut) && float_as_bits(x.v[c]) != neg_inf_bits) {
+              if (drop(x.v[c], column + c)) {
                 x.v[c]  = neg_inf;
                 changed = true;
               }
             }
             if (changed) store4(at, x);
           } else {
-            const int j   = split.loose_column(i);
-            const float z = row[j];
-            if (!(z >= cut) && float_as_bits(z) != neg_inf_bits) row[j] = neg_inf;
+            const int j = split.loose_column(i);
+            if (drop(row[j], j)) row[j] = neg_inf;
           }
         });
   } else {

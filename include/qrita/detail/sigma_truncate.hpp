@@ -66,18 +66,21 @@ struct SampleSums {
   std::int64_t s2;   // sum of d^2 * 2^16
   std::int64_t cnt;  // finite entries
   key_type min_key;  // smallest finite entry's key
+  key_type max_key;  // largest finite entry's key
 
   KOKKOS_INLINE_FUNCTION static void init(SampleSums& v) {
     v.s = 0;
     v.s2 = 0;
     v.cnt = 0;
     v.min_key = no_key;
+    v.max_key = 0;
   }
   KOKKOS_INLINE_FUNCTION static void join(SampleSums& a, const SampleSums& b) {
     a.s += b.s;
     a.s2 += b.s2;
     a.cnt += b.cnt;
     if (b.min_key < a.min_key) a.min_key = b.min_key;
+    if (b.max_key > a.max_key) a.max_key = b.max_key;
   }
 };
 
@@ -89,6 +92,8 @@ constexpr double sample_limit = 32767.0;  // |d| clamp: q * q < 2^62
 struct Threshold {
   float t;   // mu + delta * sigma; NaN when the sample has no finite entry
   float lo;  // the sample's smallest finite entry
+  double mean;
+  double sigma;
   KOKKOS_INLINE_FUNCTION bool valid() const { return t == t; }
 };
 
@@ -119,15 +124,23 @@ KOKKOS_INLINE_FUNCTION Threshold sample_threshold(Member const& team,
         acc.cnt += 1;
         const key_type key = order_key(z);
         if (key < acc.min_key) acc.min_key = key;
+        if (key > acc.max_key) acc.max_key = key;
       },
       StructReducer<SampleSums>(sums));
-  if (sums.cnt == 0) return Threshold{nan, nan};
+  if (sums.cnt == 0) return Threshold{nan, nan, 0.0, 0.0};
   const double cnt  = double(sums.cnt);
   const double mean = double(sums.s) / (cnt * sample_unit);
   double var        = double(sums.s2) / (cnt * sample_unit) - mean * mean;
   if (!(var > 0.0)) var = 0.0;
-  const float tf = static_cast<float>(shift + mean + double(delta) * sqrt_d(var));
-  return Threshold{is_finite_value(tf) ? tf : nan, key_value(sums.min_key)};
+  const double sigma = sqrt_d(var);
+  float tf = static_cast<float>(shift + mean + double(delta) * sigma);
+  // Never above the sample's largest entry: logits with a bounded range
+  // (torch.rand's U[0, 1)) put mu + delta * sigma above every entry, while
+  // about V / sample_size entries lie above the sample's maximum.
+  const float top = key_value(sums.max_key);
+  if (tf > top) tf = top;
+  return Threshold{is_finite_value(tf) ? tf : nan, key_value(sums.min_key),
+                   shift + mean, sigma};
 }
 
 // What one read of the row learns besides the gathered outliers.
@@ -136,24 +149,28 @@ struct RowScan {
   key_type min_key;         // smallest candidate key
   std::uint32_t candidates;  // entries above -inf (NaN is not one)
   weight_type tail;         // sum of weights relative to t of candidates <= t
+  std::uint32_t below;      // candidates in histogram bucket 0 (below lo)
 
   KOKKOS_INLINE_FUNCTION static void init(RowScan& v) {
     v.max_key    = neg_inf_key;
     v.min_key    = no_key;
     v.candidates = 0;
     v.tail       = 0;
+    v.below      = 0;
   }
   KOKKOS_INLINE_FUNCTION static void join(RowScan& a, const RowScan& b) {
     if (b.max_key > a.max_key) a.max_key = b.max_key;
     if (b.min_key < a.min_key) a.min_key = b.min_key;
     a.candidates += b.candidates;
     a.tail += b.tail;
+    a.below += b.below;
   }
 };
 
 // The gathering read (pass 1). Entries above t (none if t is NaN) are
 // offered to `out`; the others are counted into the histogram `hist` (team
-// scratch, zeroed by the caller; nullptr: none) by map.index. With
+// scratch, zeroed by the caller; nullptr: none) by map.index, except bucket
+// 0, which is returned as RowScan::below for the caller to store. With
 // want_tail, the weights exp(z - t) of the candidates at or below t are
 // summed in the scale's fixed point: together with the gathered head this
 // gives the row's softmax normaliser without a second read.
@@ -181,7 +198,15 @@ KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const float* row,
             out.push(z, column);
             return;
           }
-          if (hist != nullptr) run.add(map.index(z));
+          if (hist != nullptr) {
+            // Bucket 0 (below the histogram's range) holds most of a top-k
+            // row: counted in a register, not with atomics.
+            const int b = map.index(z);
+            if (b == 0)
+              acc.below += 1;
+            else
+              run.add(b);
+          }
           if (want_tail) acc.tail += fixed_weight(z, t, scale);
         });
         if (hist != nullptr) run.flush();
