@@ -66,7 +66,7 @@ std::uint64_t g_seed = 1234;
 
 // --- what a configuration is ------------------------------------------------
 
-enum class Kind { qrita, notrunc, binary, nodup, sort, copy };
+enum class Kind { qrita, notrunc, binary, nodup, nohist, sort, copy };
 enum class Mode { k10, p07, k50p09, rand };
 enum class Shape { serving, ordered, randn, uniform, temp2, serving_bf16, flat, lm };
 
@@ -76,6 +76,7 @@ const char* name(Kind k) {
     case Kind::notrunc: return "ablation-notrunc";
     case Kind::binary: return "ablation-binary";
     case Kind::nodup: return "ablation-nodup";
+    case Kind::nohist: return "ablation-nohist";
     case Kind::sort: return "sort";
     case Kind::copy: return "copy";
   }
@@ -104,7 +105,8 @@ const char* name(Shape s) {
   return "?";
 }
 bool is_qrita(Kind k) {
-  return k == Kind::qrita || k == Kind::notrunc || k == Kind::binary || k == Kind::nodup;
+  return k == Kind::qrita || k == Kind::notrunc || k == Kind::binary || k == Kind::nodup ||
+         k == Kind::nohist;
 }
 qrita::synthetic::CounterShape counter_shape(Shape s) {
   using qrita::synthetic::CounterShape;
@@ -479,6 +481,7 @@ double copy_median(space_type const& space, logits_ref const& dst, logits_ref co
 qrita::Options options_for(Kind kind) {
   qrita::Options opts;
   opts.sigma_truncation = kind != Kind::notrunc;
+  opts.histogram        = kind != Kind::nohist;
   opts.search           = kind == Kind::binary ? qrita::Search::binary : qrita::Search::quaternary;
   opts.ties             = kind == Kind::nodup ? qrita::Ties::keep_all : qrita::Ties::exact;
   return opts;
@@ -583,6 +586,9 @@ void run(benchmark::State& state, Config const& c) {
   state.counters["x_copy"]          = per_call / copy_s;
   state.counters["copy_ms"]         = copy_s * 1e3;
   state.counters["workspace_bytes"] = double(workspace);
+  if (is_qrita(c.kind))
+    state.counters["teams_per_row"] =
+        double(qrita::plan(space, c.batch, c.vocab, opts).teams_per_row);
   state.counters["alloc_bytes"] =
       g_alloc.available ? double(g_alloc.bytes) / std::max(1.0, iterations) : -1.0;
   state.counters["allocs"] =
@@ -630,7 +636,7 @@ struct Grid {
 Grid make_grid(Suite suite) {
   Grid g;
   const std::vector<Mode> sort_modes = {Mode::k50p09, Mode::p07};
-  const Kind ablations[]             = {Kind::notrunc, Kind::binary, Kind::nodup};
+  const Kind ablations[]             = {Kind::notrunc, Kind::binary, Kind::nodup, Kind::nohist};
   if (suite == Suite::smoke) {
     // Every kind, shape and mode on tiny inputs, every row checked.
     const std::int64_t v = 3000;

@@ -103,8 +103,10 @@ TYPED_TEST(Random, AgainstOracle) {
 // its bf16 rounding, vocabulary-ordered rows, torch.randn and torch.rand
 // logits, temperature 2, flat rows), with the modes of the perf grid and
 // per-row random k and p, against the oracle; each call also with small
-// on-chip buffers and tiers, so that every path is taken: the hit, the
-// boundary buckets after a miss, the device tier, the whole row, flat rows.
+// on-chip buffers and tiers, and with rows split across teams, so that
+// every path is taken: the hit, the boundary buckets after a miss, the
+// device tier, the whole row, flat rows, split rows (bitwise the same as
+// unsplit).
 // Each path is asserted to have been taken somewhere, and every row within
 // three whole-row passes unless it was searched whole.
 TYPED_TEST(Random, UserShapesEveryPath) {
@@ -133,17 +135,33 @@ TYPED_TEST(Random, UserShapesEveryPath) {
           b.p[r] = 0.5f + 0.5f * std::uniform_real_distribution<float>(0.0f, 1.0f)(rng);
       }
     }
-    qrita::Options small_chip, no_tier;
+    qrita::Options small_chip, no_tier, split, split_small;
     small_chip.candidate_capacity = 64;
     small_chip.tier_capacity      = 4096;
     no_tier.candidate_capacity    = 64;
     no_tier.tier_capacity         = 0;
+    split.teams_per_row           = 3;
+    split_small                   = small_chip;
+    split_small.teams_per_row     = 5;
     const std::pair<const char*, qrita::Options> configs[] = {
         {"default", qrita::Options{}}, {"small on-chip buffer", small_chip},
-        {"no tier", no_tier}};
+        {"no tier", no_tier}, {"rows split across 3 teams", split},
+        {"small buffer, rows split across 5 teams", split_small}};
+    std::vector<float> unsplit;
     for (auto const& [what, opts] : configs) {
       const qtest::Result out = qtest::run<TypeParam>(b, opts);
       EXPECT_TRUE(qtest::check_batch(b, out)) << "vocab " << vocab << ", " << what;
+      // A split row is bitwise the row the same buffers give unsplit.
+      if (opts.teams_per_row == 0 && opts.candidate_capacity == 0) unsplit = out.logits;
+      if (opts.teams_per_row == 3) {
+        EXPECT_EQ(out.logits, unsplit) << "vocab " << vocab;
+      }
+      if (opts.teams_per_row > 1) {
+        for (auto const& st : out.stats) {
+          EXPECT_EQ(st.teams, opts.teams_per_row);
+          taken["split"] += 1;
+        }
+      }
       for (std::int64_t r = 0; r < batch; ++r) {
         auto const& st = out.stats[std::size_t(r)];
         for (RowPath path : {st.topk_path, st.topp_path}) {
@@ -161,7 +179,7 @@ TYPED_TEST(Random, UserShapesEveryPath) {
       }
     }
   }
-  for (const char* path : {"hit", "tier", "buckets", "flat", "full"})
+  for (const char* path : {"hit", "tier", "buckets", "flat", "full", "split"})
     EXPECT_GT(taken[path], 0) << "no row took the " << path << " path";
 }
 

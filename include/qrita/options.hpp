@@ -27,6 +27,9 @@ struct Options {
   // into team scratch and search there. Off: search the whole row.
   bool sigma_truncation = true;
   Search search = Search::quaternary;
+  // The histogram of the gathering read, which bounds a truncation miss to
+  // three whole-row passes. Off (an ablation): a miss searches the row.
+  bool histogram = true;
   Ties ties = Ties::exact;
   // Entries each team can gather in team scratch (on chip); beyond them a
   // team gathers into the workspace's tier. 0: the backend's default,
@@ -42,6 +45,11 @@ struct Options {
   // Upper bound on the persistent league. 0: as many teams as the device
   // runs at once.
   int max_teams = 0;
+  // Teams that share a row when the batch is small (needs a Workspace).
+  // 0: the backend decides (device backends split a row when the batch
+  // leaves most teams idle; hosts never do); 1: never; n >= 2: n teams per
+  // row at any batch. Changes speed only, never the answer.
+  int teams_per_row = 0;
 };
 
 // Where a row's boundary was searched, as reported in RowStats.
@@ -77,6 +85,8 @@ struct LaunchPlan {
   int candidate_capacity = 0;  // candidates a team gathers on chip
   int tier_capacity      = 0;  // candidates a team may gather in the workspace
   int histogram_buckets  = 0;  // buckets of the first read's histogram
+  int teams_per_row      = 1;  // > 1: each row is split across this many teams
+  int split_team_size    = 0;  // threads per team of the split launches
   std::size_t team_scratch_bytes = 0;  // on-chip scratch per team
   // Device memory the call needs besides its arguments: the size of the
   // qrita::Workspace to pass (0: none needed).

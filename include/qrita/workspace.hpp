@@ -43,7 +43,7 @@ class Workspace {
   Workspace(ExecutionSpace const& space, std::int64_t batch, std::int64_t vocab,
             Options const& opts = Options{})
       : plan_(detail::make_plan(space, batch, vocab, opts)),
-        storage_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "qrita::Workspace"),
+        storage_("qrita::Workspace",
                  plan_.workspace_bytes) {}
 
   std::size_t bytes() const { return storage_.extent(0); }

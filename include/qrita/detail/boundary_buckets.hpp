@@ -150,7 +150,8 @@ struct RangeMass {
   }
 };
 
-// The second read (and write) of a miss: entries above the range are kept
+// The second read (and write) of a miss, over `vocab` entries from `row` (a
+// whole row, or a segment whose first column is column_base): entries above the range are kept
 // (left as they are), entries below it and non-candidates (NaN) become
 // -inf, entries inside it are offered to `out` and left for the decision.
 // With want_mass, sums the exact weights relative to the row maximum.
@@ -160,7 +161,8 @@ KOKKOS_INLINE_FUNCTION RangeMass gather_range(Member const& team, float* row,
                                               BucketRange r,
                                               Candidates const& out,
                                               bool want_mass,
-                                              MassMeasure const& mass) {
+                                              MassMeasure const& mass,
+                                              int column_base = 0) {
   const float neg_inf  = bits_as_float(neg_inf_bits);
   const RowSplit split = split_row(row, vocab);
   // Returns whether z changes (to -inf).
@@ -193,12 +195,12 @@ KOKKOS_INLINE_FUNCTION RangeMass gather_range(Member const& team, float* row,
           Float4 x     = load4(at);
           bool changed = false;
           for (int c = 0; c < 4; ++c)
-            changed |= visit(x.v[c], split.head + 4 * i + c, acc);
+            changed |= visit(x.v[c], column_base + split.head + 4 * i + c, acc);
           if (changed) store4(at, x);
         } else {
           const int column = split.loose_column(i);
           float z          = row[column];
-          if (visit(z, column, acc)) row[column] = z;
+          if (visit(z, column_base + column, acc)) row[column] = z;
         }
       },
       StructReducer<RangeMass>(result));

@@ -8,6 +8,7 @@
 
 #include <qrita/detail/mask_kernel.hpp>
 #include <qrita/detail/policy.hpp>
+#include <qrita/detail/split_kernel.hpp>
 #include <qrita/options.hpp>
 
 #include <climits>
@@ -38,6 +39,9 @@ inline void check_options(Options const& opts) {
   if (opts.max_teams < 0)
     invalid_argument("Options::max_teams must be >= 0, got " +
                      std::to_string(opts.max_teams));
+  if (opts.teams_per_row < 0)
+    invalid_argument("Options::teams_per_row must be >= 0, got " +
+                     std::to_string(opts.teams_per_row));
 }
 
 inline void check_vocab(std::int64_t vocab) {
@@ -46,24 +50,84 @@ inline void check_vocab(std::int64_t vocab) {
                      std::to_string(INT_MAX));
 }
 
+// Threads per split team, teams per row for this batch, and the rows and
+// teams per row the workspace must hold state for.
+struct SplitSizes {
+  int team_size      = 0;
+  int teams_per_row  = 1;
+  std::int64_t rows  = 0;  // 0: no split state
+  int max_teams_per_row = 1;
+};
+
+template <class ExecutionSpace>
+SplitSizes split_sizes(ExecutionSpace const& space, std::int64_t batch,
+                       std::int64_t vocab, Options const& opts, int team_max) {
+  using P = Policy<ExecutionSpace>;
+  SplitSizes out;
+  if (opts.teams_per_row == 1) return out;
+  if (opts.teams_per_row == 0 && !P::split_rows) return out;
+  out.team_size = floor_power_of_two(
+      P::wide_batch_team_size < team_max ? P::wide_batch_team_size : team_max);
+  const std::int64_t teams = std::int64_t(space.concurrency()) / out.team_size;
+  // Segments of at least split_segment entries (and 4-aligned starts).
+  std::int64_t by_size = vocab / P::split_segment;
+  if (by_size < 1) by_size = 1;
+  const auto per_row = [&](std::int64_t b) -> int {
+    if (opts.teams_per_row >= 2)
+      return int(opts.teams_per_row < vocab / 4 ? opts.teams_per_row : vocab / 4);
+    if (b * P::split_idle_factor > teams) return 1;
+    const std::int64_t s = teams / b;
+    return int(s < by_size ? s : by_size);
+  };
+  out.teams_per_row     = per_row(batch);
+  out.max_teams_per_row = per_row(1);
+  if (out.max_teams_per_row < 2) {
+    out.teams_per_row = 1;
+    return out;
+  }
+  // The largest batch that splits.
+  const std::int64_t limit =
+      opts.teams_per_row >= 2 ? batch : teams / P::split_idle_factor;
+  out.rows = batch < limit ? batch : limit;
+  if (out.teams_per_row < 2) out.teams_per_row = 1;
+  return out;
+}
+
+inline SplitLayout split_layout(LaunchPlan const& plan, SplitSizes const& split) {
+  const std::size_t tier_bytes = std::size_t(plan.league_size) *
+                                 std::size_t(plan.tier_capacity) *
+                                 (sizeof(float) + sizeof(int));
+  SplitLayout lay = SplitLayout::make(
+      tier_bytes, split.max_teams_per_row, split.rows,
+      plan.candidate_capacity + plan.tier_capacity, plan.histogram_buckets);
+  lay.teams_per_row = split.teams_per_row;
+  return lay;
+}
+
 // How a call is laid out: decided from the sizes and the options alone, so
 // that callers can ask for it (qrita::plan) before calling.
+struct FullPlan {
+  LaunchPlan plan;
+  SplitSizes split;
+};
+
 template <class ExecutionSpace>
-LaunchPlan make_plan(ExecutionSpace const& space, std::int64_t batch,
-                     std::int64_t vocab, Options const& opts) {
+FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
+                        std::int64_t vocab, Options const& opts) {
   using Kernel = MaskKernel<ExecutionSpace>;
   using P      = Policy<ExecutionSpace>;
   check_options(opts);
   check_vocab(vocab);
-  LaunchPlan plan;
-  if (batch <= 0 || vocab <= 0) return plan;
+  FullPlan full;
+  LaunchPlan& plan = full.plan;
+  if (batch <= 0 || vocab <= 0) return full;
 
   // Histogram and candidate buffer in team scratch: the buffer as asked (or
   // the default), never more than a row, clamped to what the backend
   // allows. A smaller buffer changes speed, not answers.
   typename Kernel::policy_type probe(space, 1, 1);
   const std::size_t max_scratch = std::size_t(probe.scratch_size_max(0));
-  plan.histogram_buckets = P::histogram_buckets;
+  plan.histogram_buckets = opts.histogram ? P::histogram_buckets : 0;
   std::int64_t capacity =
       opts.candidate_capacity > 0 ? opts.candidate_capacity : P::candidate_capacity;
   if (capacity > vocab) capacity = vocab;
@@ -105,7 +169,22 @@ LaunchPlan make_plan(ExecutionSpace const& space, std::int64_t batch,
   plan.tier_capacity = int(tier);
   plan.workspace_bytes = std::size_t(plan.league_size) * std::size_t(tier) *
                          Kernel::bytes_per_candidate;
-  return plan;
+
+  // Small batches: rows split across teams (split_kernel.hpp). The
+  // workspace holds the split state of every batch up to this one, so its
+  // size only grows with the batch.
+  full.split           = split_sizes(space, batch, vocab, opts, team_max);
+  plan.teams_per_row   = full.split.teams_per_row;
+  plan.split_team_size = full.split.team_size;
+  if (full.split.rows > 0)
+    plan.workspace_bytes = split_layout(plan, full.split).bytes;
+  return full;
+}
+
+template <class ExecutionSpace>
+LaunchPlan make_plan(ExecutionSpace const& space, std::int64_t batch,
+                     std::int64_t vocab, Options const& opts) {
+  return make_full_plan(space, batch, vocab, opts).plan;
 }
 
 // Device memory a call may use: the workspace's, or none.
@@ -129,16 +208,41 @@ struct Call {
   std::int64_t stats_stride = 0;
 };
 
+// The five launches of a split call (split_kernel.hpp), in order on `space`.
+template <class ExecutionSpace>
+void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace> const& kernel,
+                  LaunchPlan const& plan, SplitSizes const& split, char* ws) {
+  using Split = SplitKernel<ExecutionSpace>;
+  const Split sk{kernel, ws, split_layout(plan, split)};
+  const int S       = plan.teams_per_row;
+  const int wide    = int(kernel.prm.batch) * S;
+  const int rows    = int(kernel.prm.batch);
+  const int team    = plan.split_team_size;
+  const int hist    = int(std::size_t(plan.histogram_buckets + 1) * sizeof(std::uint32_t)) + 64;
+  const auto run = [&](const char* label, auto tag, int league, int scratch) {
+    typename Split::template policy_type<decltype(tag)> policy(space, league, team);
+    policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
+    Kokkos::parallel_for(label, policy, sk);
+  };
+  run("qrita::split_scan", SplitScan{}, wide, hist);
+  run("qrita::split_decide", SplitDecide{}, rows, 64);
+  run("qrita::split_gather", SplitGather{}, wide, 64);
+  run("qrita::split_resolve", SplitResolve{}, rows, 64);
+  run("qrita::split_write", SplitWrite{}, wide, 64);
+}
+
 template <class ExecutionSpace>
 void launch(ExecutionSpace const& space, Call const& call, Options const& opts,
             WorkspaceMemory const& ws) {
   using Kernel = MaskKernel<ExecutionSpace>;
   if (call.batch == 0 || call.vocab == 0) return;
-  LaunchPlan plan = make_plan(space, call.batch, call.vocab, opts);
+  FullPlan full   = make_full_plan(space, call.batch, call.vocab, opts);
+  LaunchPlan& plan = full.plan;
   if (!ws.given) {
-    // No workspace: on-chip candidates only.
+    // No workspace: on-chip candidates only, one team per row.
     plan.tier_capacity   = 0;
     plan.workspace_bytes = 0;
+    plan.teams_per_row   = 1;
   } else if (plan.workspace_bytes > ws.bytes) {
     invalid_argument("the workspace holds " + str(ws.bytes) + " bytes; a call on " +
                      std::to_string(call.batch) + " x " + std::to_string(call.vocab) +
@@ -170,6 +274,10 @@ void launch(ExecutionSpace const& space, Call const& call, Options const& opts,
     prm.tier_columns = reinterpret_cast<int*>(static_cast<char*>(ws.data) + n * sizeof(float));
   }
 
+  if (plan.teams_per_row > 1) {
+    launch_split(space, kernel, plan, full.split, static_cast<char*>(ws.data));
+    return;
+  }
   typename Kernel::policy_type policy(space, int(plan.league_size), plan.team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
   Kokkos::parallel_for("qrita::sample_mask", policy, kernel);

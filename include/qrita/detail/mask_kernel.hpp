@@ -152,7 +152,7 @@ struct MaskKernel {
                        prm.tier_capacity > 0 ? prm.tier_columns + tier : nullptr,
                        prm.tier_capacity,
                        shared.data()};
-    s.hist   = prm.buckets > 0 ? hist.data() : nullptr;
+    s.hist   = prm.buckets > 1 ? hist.data() : nullptr;
     s.result = shared.data() + 1;
     for (std::int64_t r = team.league_rank(); r < prm.batch;
          r += team.league_size()) {
@@ -171,7 +171,7 @@ struct MaskKernel {
 
     const Threshold th  = threshold(team, row, f);
     const BucketMap map = BucketMap::make(histogram_low(th, f), th.t,
-                                          th.valid() ? prm.buckets : 1);
+                                          th.valid() && prm.buckets > 1 ? prm.buckets : 1);
     f.tail             = th.valid() && f.topp && !f.topk;
     const RowScan scan = gather_outliers(team, row, map, s, f.tail);
     const int outliers   = *s.set.counter;
@@ -276,7 +276,7 @@ struct MaskKernel {
     // reset them while another still reads the previous row's.
     team.team_barrier();
     s.set.reset(team);
-    std::uint32_t* hist = map.t == map.t ? s.hist : nullptr;
+    std::uint32_t* hist = map.t == map.t && map.nb > 1 ? s.hist : nullptr;
     if (hist != nullptr)
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1),
                            [&](int b) { hist[b] = 0; });

@@ -38,24 +38,30 @@ struct Policy {
   using launch_bounds = typename std::conditional<
       runs_on_host, Kokkos::LaunchBounds<>, Kokkos::LaunchBounds<1024, 1>>::type;
 
-  // Candidates a team gathers on chip (level-0 scratch; clamped to what the
-  // backend allows). The paper measures a few hundred to a few thousand
-  // outliers per row on real models at k = 50 / p = 0.9; 4096 entries
-  // (value and column: 32 KiB) leave room for several teams per
-  // multiprocessor. On a host, team scratch is ordinary memory: the
-  // capacity is then the whole row (the launch clamps it to the vocabulary).
-  static constexpr int candidate_capacity = runs_on_host ? (1 << 22) : 4096;
+  // Candidates a team gathers on chip (level-0 scratch; the launch clamps
+  // this to what the backend allows and to the vocabulary). The paper
+  // measures a few hundred to a few thousand outliers per row on real models
+  // at k = 50 / p = 0.9; 4096 entries (value and column: 32 KiB) leave room
+  // for several teams per multiprocessor. (Kokkos' host backends allow 32
+  // KiB of level-0 scratch, which leaves about 3000 after the histogram.)
+  static constexpr int candidate_capacity = 4096;
 
-  // Candidates a team may gather beyond that, in the workspace's device
-  // memory (the "tier"): the outliers of a row whose threshold was too low,
-  // or the boundary buckets of a miss that do not fit on chip. On a host,
-  // team scratch is ordinary memory, so the whole row fits on "chip" and
-  // no tier is needed.
-  static constexpr int tier_capacity = runs_on_host ? 0 : 8192;
+  // Candidates a team may gather beyond that, in the workspace's memory
+  // (the "tier"): the outliers of a row whose threshold was too low, or the
+  // boundary buckets of a miss that do not fit on chip. Host memory is
+  // plentiful next to a host's few teams, so hosts get a larger tier.
+  static constexpr int tier_capacity = runs_on_host ? 65536 : 8192;
 
   // Buckets of the histogram the gathering read builds of the entries at or
   // below the threshold (counts, 4 bytes each, in team scratch).
   static constexpr int histogram_buckets = 2048;
+
+  // Small batches: a row is split across several teams when the batch
+  // leaves more than split_idle_factor teams idle per row, each team
+  // taking at least split_segment entries. Hosts never split by default.
+  static constexpr bool split_rows        = !runs_on_host;
+  static constexpr int split_idle_factor  = 4;
+  static constexpr int split_segment      = 4096;
 
   // 16-byte loads each thread has in flight in a whole-row pass.
   static constexpr int row_unroll = 2;

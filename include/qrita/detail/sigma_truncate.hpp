@@ -167,7 +167,8 @@ struct RowScan {
   }
 };
 
-// The gathering read (pass 1). Entries above t (none if t is NaN) are
+// The gathering read (pass 1) of `vocab` entries from `row` (a whole row,
+// or a segment of one whose first column is column_base). Entries above t (none if t is NaN) are
 // offered to `out`; the others are counted into the histogram `hist` (team
 // scratch, zeroed by the caller; nullptr: none) by map.index, except bucket
 // 0, which is returned as RowScan::below for the caller to store. With
@@ -179,7 +180,7 @@ KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const float* row,
                                         int vocab, BucketMap const& map,
                                         Candidates const& out,
                                         std::uint32_t* hist, bool want_tail,
-                                        float scale) {
+                                        float scale, int column_base = 0) {
   RowScan result;
   const float t        = map.t;
   const RowSplit split = split_row(row, vocab);
@@ -195,7 +196,7 @@ KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const float* row,
           if (key > acc.max_key) acc.max_key = key;
           if (key < acc.min_key) acc.min_key = key;
           if (z > t) {
-            out.push(z, column);
+            out.push(z, column_base + column);
             return;
           }
           if (hist != nullptr) {

@@ -1,0 +1,403 @@
+#ifndef QRITA_DETAIL_SPLIT_KERNEL_HPP
+#define QRITA_DETAIL_SPLIT_KERNEL_HPP
+
+// Small batches: a row split across several teams. When the batch is
+// smaller than the teams the device runs at once, one team per row leaves
+// most of it idle and a row's reads are limited by what one multiprocessor
+// keeps in flight. Here S teams share a row, in five launches on the same
+// execution-space instance (ordered, no host synchronisation):
+//
+//   qrita::split_scan     S teams per row: the sample, then the gathering
+//                         read of one segment each; outliers into the row's
+//                         candidate list in the workspace, counts into its
+//                         histogram, a partial RowScan per segment.
+//   qrita::split_decide   one team per row: the steps of mask_row on the
+//                         merged scan (hit, flat, or the plan of a miss).
+//   qrita::split_gather   S teams per row, rows that missed: the second read
+//                         and write of one segment each.
+//   qrita::split_resolve  one team per row, rows that missed: the search on
+//                         the gathered buckets.
+//   qrita::split_write    S teams per row: the mask, one segment each.
+//
+// The decisions are those of MaskKernel's functions on the same integers
+// (sample sums, counts, fixed-point weights, candidate capacity), so a row
+// gets bitwise the same mask whether it is split or not. Rows that need the
+// whole-row search, or an ordered scan of a tie group, are finished by the
+// deciding team alone (rare; same answer, slower).
+
+#include <qrita/detail/mask_kernel.hpp>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+
+namespace qrita {
+namespace detail {
+
+// What the later launches do with a row.
+enum class SplitMode : std::int8_t {
+  none,      // nothing more: the row stays as it is, or was finished
+  from_set,  // write-only mask from the candidate list
+  gather,    // a miss: second read, search, then -inf over the losers
+  row        // masked read + write of each segment, tie bound known
+};
+
+// Everything a row carries from one launch to the next (workspace memory).
+struct SplitRow {
+  Filters f;
+  Threshold th;
+  BucketMap map;
+  RowScan scan;
+  BucketPlan plan;
+  Decision d;
+  RowStats st;
+  int tie_column;
+  SplitMode mode;
+};
+
+// Where the split rows' state lies in the workspace; offsets in bytes.
+struct SplitLayout {
+  int teams_per_row     = 1;   // S
+  std::int64_t rows     = 0;   // rows the workspace holds state for
+  int list_capacity     = 0;   // candidates per row
+  int buckets           = 0;
+  std::size_t values    = 0;   // float[rows][list_capacity]
+  std::size_t columns   = 0;   // int[rows][list_capacity]
+  std::size_t hist      = 0;   // uint32[rows][buckets + 1]
+  std::size_t counters  = 0;   // int[rows]
+  std::size_t scans     = 0;   // RowScan[rows][S]
+  std::size_t masses    = 0;   // RangeMass[rows][S]
+  std::size_t states    = 0;   // SplitRow[rows]
+  std::size_t bytes     = 0;   // end
+
+  static std::size_t align(std::size_t n) { return (n + 255) / 256 * 256; }
+
+  static SplitLayout make(std::size_t base, int teams_per_row, std::int64_t rows,
+                          int list_capacity, int buckets) {
+    SplitLayout l;
+    l.teams_per_row = teams_per_row;
+    l.rows          = rows;
+    l.list_capacity = list_capacity;
+    l.buckets       = buckets;
+    const std::size_t R = std::size_t(rows), S = std::size_t(teams_per_row);
+    std::size_t at = align(base);
+    l.values   = at; at = align(at + R * std::size_t(list_capacity) * sizeof(float));
+    l.columns  = at; at = align(at + R * std::size_t(list_capacity) * sizeof(int));
+    l.hist     = at; at = align(at + R * std::size_t(buckets + 1) * sizeof(std::uint32_t));
+    l.counters = at; at = align(at + R * sizeof(int));
+    l.scans    = at; at = align(at + R * S * sizeof(RowScan));
+    l.masses   = at; at = align(at + R * S * sizeof(RangeMass));
+    l.states   = at; at = align(at + R * sizeof(SplitRow));
+    l.bytes    = at;
+    return l;
+  }
+};
+
+struct SplitScan {};
+struct SplitDecide {};
+struct SplitGather {};
+struct SplitResolve {};
+struct SplitWrite {};
+
+template <class ExecutionSpace>
+struct SplitKernel {
+  using Kernel        = MaskKernel<ExecutionSpace>;
+  using member_type   = typename Kernel::member_type;
+  using Scratch       = typename Kernel::Scratch;
+  template <class T>
+  using scratch_view = typename Kernel::template scratch_view<T>;
+  template <class Tag>
+  using policy_type = Kokkos::TeamPolicy<
+      ExecutionSpace, typename Policy<ExecutionSpace>::launch_bounds, Tag>;
+
+  Kernel k;          // the row's steps, and the call's parameters
+  char* ws = nullptr;  // workspace base
+  SplitLayout lay;
+
+  // --- workspace views of row r ---------------------------------------------
+
+  KOKKOS_INLINE_FUNCTION SplitRow& state(std::int64_t r) const {
+    return reinterpret_cast<SplitRow*>(ws + lay.states)[r];
+  }
+  KOKKOS_INLINE_FUNCTION std::uint32_t* hist(std::int64_t r) const {
+    return reinterpret_cast<std::uint32_t*>(ws + lay.hist) + r * (lay.buckets + 1);
+  }
+  KOKKOS_INLINE_FUNCTION int* counter(std::int64_t r) const {
+    return reinterpret_cast<int*>(ws + lay.counters) + r;
+  }
+  KOKKOS_INLINE_FUNCTION RowScan* scans(std::int64_t r) const {
+    return reinterpret_cast<RowScan*>(ws + lay.scans) + r * lay.teams_per_row;
+  }
+  KOKKOS_INLINE_FUNCTION RangeMass* masses(std::int64_t r) const {
+    return reinterpret_cast<RangeMass*>(ws + lay.masses) + r * lay.teams_per_row;
+  }
+  // The row's candidate list, as the Candidates the row steps take.
+  KOKKOS_INLINE_FUNCTION Candidates list(std::int64_t r) const {
+    const std::int64_t at = r * lay.list_capacity;
+    return Candidates{reinterpret_cast<float*>(ws + lay.values) + at,
+                      reinterpret_cast<int*>(ws + lay.columns) + at,
+                      lay.list_capacity,
+                      nullptr,
+                      nullptr,
+                      0,
+                      counter(r)};
+  }
+
+  // Segment s of a row: columns [begin, end), 16-byte aligned starts.
+  KOKKOS_INLINE_FUNCTION int seg_begin(int s) const {
+    const std::int64_t c = std::int64_t(s) * k.prm.vocab / lay.teams_per_row;
+    return int(c) & ~3;
+  }
+  KOKKOS_INLINE_FUNCTION int seg_end(int s) const {
+    return s + 1 == lay.teams_per_row ? k.prm.vocab : seg_begin(s + 1);
+  }
+
+  KOKKOS_INLINE_FUNCTION float* row_of(std::int64_t r) const {
+    return k.logits + r * k.prm.row_stride;
+  }
+
+  // --- the five launches --------------------------------------------------------
+
+  KOKKOS_INLINE_FUNCTION void operator()(SplitScan, member_type const& team) const {
+    const std::int64_t r = team.league_rank() / lay.teams_per_row;
+    const int s          = team.league_rank() % lay.teams_per_row;
+    float* row           = row_of(r);
+    Filters f            = k.read_filters(r);
+    const int b          = seg_begin(s);
+    RowScan scan;
+    RowScan::init(scan);
+    if (f.any()) {
+      // Every team samples the row: bitwise the same threshold everywhere.
+      const Threshold th  = k.threshold(team, row, f);
+      const BucketMap map = BucketMap::make(k.histogram_low(th, f), th.t,
+                                            th.valid() && k.prm.buckets > 1 ? k.prm.buckets : 1);
+      f.tail = th.valid() && f.topp && !f.topk;
+      scratch_view<std::uint32_t> local(team.team_scratch(0),
+                                        std::size_t(k.prm.buckets + 1));
+      std::uint32_t* h = map.nb > 1 ? local.data() : nullptr;
+      if (h != nullptr)
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1),
+                             [&](int i) { h[i] = 0; });
+      team.team_barrier();
+      scan = scan_row<Kernel::row_unroll>(team, row + b, seg_end(s) - b, map,
+                                          list(r), h, f.tail, k.prm.weight_scale, b);
+      team.team_barrier();
+      if (h != nullptr) {
+        std::uint32_t* global = hist(r);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb), [&](int i) {
+          if (i > 0 && h[i] > 0) Kokkos::atomic_add(&global[i], h[i]);
+        });
+      }
+      if (s == 0)
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          SplitRow& st = state(r);
+          st.f         = f;
+          st.th        = th;
+          st.map       = map;
+        });
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { scans(r)[s] = scan; });
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(SplitDecide, member_type const& team) const {
+    const std::int64_t r = team.league_rank();
+    float* row           = row_of(r);
+    SplitRow& sr         = state(r);
+    Filters f            = k.read_filters(r);
+    RowStats st{RowPath::off, RowPath::off, 0, 0, 0, 0,
+                std::int16_t(lay.teams_per_row), 0, false};
+    SplitMode mode = SplitMode::none;
+    Decision d;
+    int tie_column = INT_MAX;
+    if (f.any()) {
+      f.tail            = sr.f.tail;
+      const Threshold th = sr.th;
+      const BucketMap map = sr.map;
+      RowScan scan;
+      const RowScan* parts = scans(r);
+      team_reduce(
+          team, lay.teams_per_row,
+          [&](int i, RowScan& acc) { RowScan::join(acc, parts[i]); },
+          StructReducer<RowScan>(scan));
+      std::uint32_t* h = hist(r);
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { h[0] = scan.below; });
+      team.team_barrier();
+      scratch_view<int> shared(team.team_scratch(0), 1);
+      Scratch s;
+      s.set    = list(r);
+      s.hist   = map.nb > 1 ? h : nullptr;
+      s.result = shared.data();
+      const int outliers = *s.set.counter;
+      st.outliers        = outliers;
+      st.row_passes      = 1;
+      team.team_barrier();
+      HeadMass head;
+      BucketPlan plan;
+      if (scan.candidates == 0) {
+        Kernel::mark(st, f, RowPath::trivial);
+      } else if (scan.min_key == scan.max_key) {
+        d    = k.decide_flat(team, f, scan, st);
+        mode = SplitMode::row;
+      } else {
+        if (f.topk && scan.candidates <= std::uint32_t(f.k)) {
+          st.topk_path = RowPath::trivial;
+          f.topk       = false;
+        }
+        if (!f.any()) {
+          d.cut   = Boundary{scan.min_key, scan.candidates, scan.candidates, 0};
+          d.write = Write::row;
+          st.row_passes += 2;
+          mode = SplitMode::row;
+        } else if (th.valid() &&
+                   k.try_outliers(team, f, th, scan, outliers, s, d, head, st)) {
+          mode = SplitMode::from_set;
+        } else if (th.valid() &&
+                   k.plan_buckets(team, f, map, scan, outliers, head, s, plan)) {
+          mode = SplitMode::gather;
+        } else {
+          d = k.decide_whole_row(team, row, f, scan, st);
+          k.write_mask(team, row, d, s, st);
+          mode = SplitMode::none;
+        }
+      }
+      const std::uint32_t keep = k.prm.exact_ties ? d.cut.keep : d.cut.group;
+      if (mode == SplitMode::from_set && keep < d.cut.group)
+        tie_column = tie_column_bound(team, s.set, d.set_size, d.cut.key, keep,
+                                      k.prm.vocab);
+      if (mode == SplitMode::row && keep < d.cut.group) {
+        if (d.cut.group == std::uint32_t(k.prm.vocab)) {
+          tie_column = int(keep) - 1;
+        } else {  // ranks of a tie group across segments: one team does it
+          k.write_mask(team, row, d, s, st);
+          mode = SplitMode::none;
+        }
+      }
+      team.team_barrier();
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        sr.f          = f;
+        sr.scan       = scan;
+        sr.plan       = plan;
+        sr.d          = d;
+        sr.tie_column = tie_column;
+        if (mode == SplitMode::gather) *counter(r) = 0;  // the list is refilled
+      });
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      sr.st   = st;
+      sr.mode = mode;
+    });
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(SplitGather, member_type const& team) const {
+    const std::int64_t r = team.league_rank() / lay.teams_per_row;
+    const int s          = team.league_rank() % lay.teams_per_row;
+    SplitRow const& sr   = state(r);
+    RangeMass m;
+    RangeMass::init(m);
+    if (sr.mode == SplitMode::gather) {
+      const int b = seg_begin(s);
+      const MassMeasure mass{key_value(sr.scan.max_key), k.prm.weight_scale};
+      m = gather_range(team, row_of(r) + b, seg_end(s) - b, sr.map, sr.plan.range,
+                       list(r), sr.f.topp && !sr.f.topk, mass, b);
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(SplitResolve, member_type const& team) const {
+    const std::int64_t r = team.league_rank();
+    SplitRow& sr         = state(r);
+    if (sr.mode != SplitMode::gather) return;
+    RangeMass exact;
+    const RangeMass* parts = masses(r);
+    team_reduce(
+        team, lay.teams_per_row,
+        [&](int i, RangeMass& acc) { RangeMass::join(acc, parts[i]); },
+        StructReducer<RangeMass>(exact));
+    scratch_view<int> shared(team.team_scratch(0), 1);
+    Scratch s;
+    s.set    = list(r);
+    s.hist   = hist(r);
+    s.result = shared.data();
+    const int n = *s.set.counter;
+    Decision d;
+    RowStats st = sr.st;
+    k.resolve_buckets(team, sr.f, sr.scan, sr.plan, exact, n, s, d, st);
+    const std::uint32_t keep = k.prm.exact_ties ? d.cut.keep : d.cut.group;
+    const int tie_column =
+        keep >= d.cut.group
+            ? INT_MAX
+            : tie_column_bound(team, s.set, n, d.cut.key, keep, k.prm.vocab);
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      sr.d          = d;
+      sr.st         = st;
+      sr.tie_column = tie_column;
+    });
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(SplitWrite, member_type const& team) const {
+    const std::int64_t r = team.league_rank() / lay.teams_per_row;
+    const int s          = team.league_rank() % lay.teams_per_row;
+    SplitRow const& sr   = state(r);
+    float* row           = row_of(r);
+    const int b = seg_begin(s), e = seg_end(s);
+    const Candidates set = list(r);
+    const float cut      = key_value(sr.d.cut.key);
+    const float neg_inf  = bits_as_float(neg_inf_bits);
+    switch (sr.mode) {
+      case SplitMode::none: break;
+      case SplitMode::from_set: {
+        const RowSplit split = split_row(row + b, e - b);
+        const Float4 fill{{neg_inf, neg_inf, neg_inf, neg_inf}};
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, split.iterations()),
+                             [&](int i) {
+                               if (i < split.body)
+                                 store4(row + b + split.head + 4 * i, fill);
+                               else
+                                 row[b + split.loose_column(i)] = neg_inf;
+                             });
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sr.d.set_size), [&](int j) {
+          const int c = set.column(j);
+          if (c < b || c >= e) return;
+          const float z = set.value(j);
+          if (kept(z, c, cut, sr.tie_column)) row[c] = z;
+        });
+        break;
+      }
+      case SplitMode::gather:
+        if (s == 0) mask_gathered(team, row, set, sr.d.set_size, sr.d.cut.key, sr.tie_column);
+        break;
+      case SplitMode::row: {
+        // A whole-row group (flat, no -inf or NaN) keeps columns up to the
+        // bound; otherwise the bound is INT_MAX and keep covers the group.
+        const std::uint32_t keep = k.prm.exact_ties ? sr.d.cut.keep : sr.d.cut.group;
+        if (sr.d.cut.group == std::uint32_t(k.prm.vocab) && keep < sr.d.cut.group) {
+          const int from = sr.tie_column + 1 > b ? sr.tie_column + 1 : b;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, e > from ? e - from : 0),
+                               [&](int i) { row[from + i] = neg_inf; });
+        } else {
+          // Every entry at or above the cut is kept (group 0: no whole-row
+          // shortcut inside a segment).
+          apply_mask(team, row + b, e - b, sr.d.cut.key, keep, 0u, INT_MAX);
+        }
+        break;
+      }
+    }
+    // Leave the row's counts zero for the next call, and report.
+    if (s == 0) {
+      std::uint32_t* h = hist(r);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lay.buckets + 1),
+                           [&](int i) { h[i] = 0; });
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        *counter(r) = 0;
+        if (k.stats != nullptr) k.stats[r * k.prm.stats_stride] = sr.st;
+      });
+    }
+  }
+};
+
+}  // namespace detail
+}  // namespace qrita
+
+#endif  // QRITA_DETAIL_SPLIT_KERNEL_HPP
