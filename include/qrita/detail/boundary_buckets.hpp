@@ -194,8 +194,13 @@ KOKKOS_INLINE_FUNCTION RangeMass gather_range(Member const& team, float* row,
           float* at    = row + split.head + 4 * i;
           Float4 x     = load4(at);
           bool changed = false;
-          for (int c = 0; c < 4; ++c)
-            changed |= visit(x.v[c], column_base + split.head + 4 * i + c, acc);
+          const int column = column_base + split.head + 4 * i;
+          // Constant indices (see visit4).
+          const bool c0 = visit(x.v[0], column, acc);
+          const bool c1 = visit(x.v[1], column + 1, acc);
+          const bool c2 = visit(x.v[2], column + 2, acc);
+          const bool c3 = visit(x.v[3], column + 3, acc);
+          changed       = c0 || c1 || c2 || c3;
           if (changed) store4(at, x);
         } else {
           const int column = split.loose_column(i);

@@ -97,6 +97,19 @@ inline void labelled_fence(const char* label) {
 #endif
 }
 
+// Adds v to a counter in team scratch. On CUDA devices, as a shared-memory
+// reduction: Kokkos' atomic_add on a pointer the compiler cannot place
+// becomes a generic ATOM, much slower than the shared-memory one, and the
+// gathering read adds once per entry. Elsewhere, Kokkos' atomic.
+KOKKOS_INLINE_FUNCTION void scratch_atomic_add(std::uint32_t* p, std::uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
+#else
+  Kokkos::atomic_add(p, v);
+#endif
+}
+
 // Largest power of two <= n (n >= 1). Kokkos 3.x's CUDA team scan asserts
 // a power-of-two team size.
 inline int floor_power_of_two(int n) {

@@ -67,7 +67,7 @@ struct BucketMap {
   }
 };
 
-// Counts in team scratch. A thread adds runs of equal buckets with one
+// Counts in team scratch (only: see scratch_atomic_add). A thread adds runs of equal buckets with one
 // atomic: rows with long runs of one value (flat rows, bf16 ties, masked
 // stretches) would otherwise serialise every lane of a warp on one counter.
 struct HistogramRun {
@@ -88,7 +88,7 @@ struct HistogramRun {
   KOKKOS_INLINE_FUNCTION void flush() {
     if (count == 0) return;
     if (atomic)
-      Kokkos::atomic_add(&counts[bucket], count);
+      scratch_atomic_add(&counts[bucket], count);
     else
       counts[bucket] += count;
     count = 0;

@@ -57,15 +57,15 @@ KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, float* row,
           if (i < split.body) {
             const int column = split.head + 4 * i;
             float* at        = row + column;
-            Float4 x         = load4(at);
-            bool changed     = false;
-            for (int c = 0; c < 4; ++c) {
-              if (drop(x.v[c], column + c)) {
-                x.v[c]  = neg_inf;
-                changed = true;
-              }
-            }
-            if (changed) store4(at, x);
+            Float4 x = load4(at);
+            // Constant indices (see visit4).
+            const bool d0 = drop(x.v[0], column), d1 = drop(x.v[1], column + 1);
+            const bool d2 = drop(x.v[2], column + 2), d3 = drop(x.v[3], column + 3);
+            if (d0) x.v[0] = neg_inf;
+            if (d1) x.v[1] = neg_inf;
+            if (d2) x.v[2] = neg_inf;
+            if (d3) x.v[3] = neg_inf;
+            if (d0 || d1 || d2 || d3) store4(at, x);
           } else {
             const int j = split.loose_column(i);
             if (drop(row[j], j)) row[j] = neg_inf;

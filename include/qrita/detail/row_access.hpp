@@ -55,31 +55,38 @@ KOKKOS_INLINE_FUNCTION void store4(float* p, Float4 const& x) {
   *reinterpret_cast<Float4*>(p) = x;
 }
 
+// The four entries of a group, with constant indices: a loop over them
+// with a large visitor is not always unrolled by device compilers, and a
+// Float4 indexed at run time lives in local memory (seen on sm_90: every
+// 16-byte load stored to the stack and read back an entry at a time).
+template <class F>
+KOKKOS_INLINE_FUNCTION void visit4(Float4 const& x, int column, F const& f) {
+  f(x.v[0], column);
+  f(x.v[1], column + 1);
+  f(x.v[2], column + 2);
+  f(x.v[3], column + 3);
+}
+
 // Visits every entry of a row as f(value, column), from one of T workers
 // (worker j of [0, T)): the body's groups j, j + T, j + 2T, ... and the
-// loose entries j, j + T, ... . Each worker issues `Unroll` 16-byte loads
-// before it looks at any of them: a thread's loads then overlap instead of
-// waiting one after another, which is what lets a single team (batch 1)
-// read a row at more than a trickle, and fewer teams saturate HBM. On a
-// device, workers are a team's threads, so consecutive threads read
-// consecutive groups (coalesced); on a host backend T is 1.
+// loose entries j, j + T, ... . With Unroll = 2 each worker issues two
+// 16-byte loads before it looks at either: a thread's loads then overlap
+// instead of waiting one after another, which is what lets fewer teams
+// saturate HBM. On a device, workers are a team's threads, so consecutive
+// threads read consecutive groups (coalesced); on a host backend T is 1.
 template <int Unroll, class F>
 KOKKOS_INLINE_FUNCTION void visit_row(const float* row, RowSplit const& split,
                                       int j, int T, F const& f) {
+  static_assert(Unroll == 1 || Unroll == 2, "visit_row: Unroll is 1 or 2");
   const float* body = row + split.head;
-  for (int base = j; base < split.body; base += Unroll * T) {
-    Float4 x[Unroll];
-    for (int u = 0; u < Unroll; ++u) {
-      const int g = base + u * T;
-      if (g < split.body) x[u] = load4(body + 4 * g);
-    }
-    for (int u = 0; u < Unroll; ++u) {
-      const int g = base + u * T;
-      if (g < split.body) {
-        const int column = split.head + 4 * g;
-        for (int c = 0; c < 4; ++c) f(x[u].v[c], column + c);
-      }
-    }
+  for (int g = j; g < split.body; g += Unroll * T) {
+    const int g2     = g + T;
+    const bool two   = Unroll == 2 && g2 < split.body;
+    const Float4 a   = load4(body + 4 * g);
+    Float4 b{{0, 0, 0, 0}};
+    if (two) b = load4(body + 4 * g2);
+    visit4(a, split.head + 4 * g, f);
+    if (two) visit4(b, split.head + 4 * g2, f);
   }
   for (int l = j; l < split.head + split.tail; l += T) {
     const int column = split.loose_column(split.body + l);
