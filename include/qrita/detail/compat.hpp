@@ -110,6 +110,19 @@ KOKKOS_INLINE_FUNCTION void scratch_atomic_add(std::uint32_t* p, std::uint32_t v
 #endif
 }
 
+// A launch policy with Kokkos' "light weight" hint. On CUDA (and HIP) the
+// functor then travels as a kernel argument (it must stay under 4 KiB).
+// Without the hint Kokkos copies a functor of more than 512 bytes to
+// constant memory, and before the copy waits on the host for the previous
+// kernel that used that buffer (cudaEventSynchronize): a host
+// synchronisation inside every call, which a CUDA graph capture cannot
+// contain, and tens of microseconds per launch at small batches.
+template <class Policy>
+auto light_weight(Policy const& policy) {
+  return Kokkos::Experimental::require(
+      policy, Kokkos::Experimental::WorkItemProperty::HintLightWeight);
+}
+
 // Largest power of two <= n (n >= 1). Kokkos 3.x's CUDA team scan asserts
 // a power-of-two team size.
 inline int floor_power_of_two(int n) {

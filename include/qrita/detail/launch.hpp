@@ -219,8 +219,11 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace> const&
   const int rows    = int(kernel.prm.batch);
   const int team    = plan.split_team_size;
   const int hist    = int(std::size_t(plan.histogram_buckets + 1) * sizeof(std::uint32_t)) + 64;
+  static_assert(sizeof(Split) < 4096,
+                "qrita: the split kernel must fit in a kernel argument (4 KiB)");
   const auto run = [&](const char* label, auto tag, int league, int scratch) {
-    typename Split::template policy_type<decltype(tag)> policy(space, league, team);
+    auto policy = light_weight(
+        typename Split::template policy_type<decltype(tag)>(space, league, team));
     policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
     Kokkos::parallel_for(label, policy, sk);
   };
@@ -278,7 +281,10 @@ void launch(ExecutionSpace const& space, Call const& call, Options const& opts,
     launch_split(space, kernel, plan, full.split, static_cast<char*>(ws.data));
     return;
   }
-  typename Kernel::policy_type policy(space, int(plan.league_size), plan.team_size);
+  static_assert(sizeof(Kernel) < 4096,
+                "qrita: the kernel must fit in a kernel argument (4 KiB)");
+  auto policy = light_weight(
+      typename Kernel::policy_type(space, int(plan.league_size), plan.team_size));
   policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
   Kokkos::parallel_for("qrita::sample_mask", policy, kernel);
 }

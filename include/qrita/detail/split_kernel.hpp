@@ -260,6 +260,8 @@ struct SplitKernel {
           mode = SplitMode::none;
         }
       }
+      // As unsplit: whether the searched set went past on-chip capacity.
+      st.tier = mode == SplitMode::from_set && d.set_size > k.prm.capacity;
       const std::uint32_t keep = k.prm.exact_ties ? d.cut.keep : d.cut.group;
       if (mode == SplitMode::from_set && keep < d.cut.group)
         tie_column = tie_column_bound(team, s.set, d.set_size, d.cut.key, keep,
@@ -322,6 +324,7 @@ struct SplitKernel {
     Decision d;
     RowStats st = sr.st;
     k.resolve_buckets(team, sr.f, sr.scan, sr.plan, exact, n, s, d, st);
+    st.tier = n > k.prm.capacity;
     const std::uint32_t keep = k.prm.exact_ties ? d.cut.keep : d.cut.group;
     const int tie_column =
         keep >= d.cut.group
