@@ -107,10 +107,9 @@ TYPED_TEST(Profiling, OneLabelledKernelNoAllocationBalancedRegions) {
     const int fences_in_calls = log_.fences;
     space.fence();
     EXPECT_EQ(log_.allocations, 0) << "sample_mask allocated memory of its own";
-    // One kernel per call, or the five launches of a split call (small
+    // One kernel per call, or the three launches of a split call (small
     // batches on a device), each labelled qrita::<stage>.
-    const std::vector<std::string> split = {"qrita::split_scan", "qrita::split_decide",
-                                            "qrita::split_gather", "qrita::split_resolve",
+    const std::vector<std::string> split = {"qrita::split_scan", "qrita::split_gather",
                                             "qrita::split_write"};
     const bool splits = qrita::plan(space, batch, vocab, opts).teams_per_row > 1;
     std::vector<std::string> expected;

@@ -208,7 +208,7 @@ struct Call {
   std::int64_t stats_stride = 0;
 };
 
-// The five launches of a split call (split_kernel.hpp), in order on `space`.
+// The three launches of a split call (split_kernel.hpp), in order on `space`.
 template <class ExecutionSpace>
 void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace> const& kernel,
                   LaunchPlan const& plan, SplitSizes const& split, char* ws) {
@@ -216,7 +216,6 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace> const&
   const Split sk{kernel, ws, split_layout(plan, split)};
   const int S       = plan.teams_per_row;
   const int wide    = int(kernel.prm.batch) * S;
-  const int rows    = int(kernel.prm.batch);
   const int team    = plan.split_team_size;
   const int hist    = int(std::size_t(plan.histogram_buckets + 1) * sizeof(std::uint32_t)) + 64;
   static_assert(sizeof(Split) < 4096,
@@ -228,9 +227,7 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace> const&
     Kokkos::parallel_for(label, policy, sk);
   };
   run("qrita::split_scan", SplitScan{}, wide, hist);
-  run("qrita::split_decide", SplitDecide{}, rows, 64);
   run("qrita::split_gather", SplitGather{}, wide, 64);
-  run("qrita::split_resolve", SplitResolve{}, rows, 64);
   run("qrita::split_write", SplitWrite{}, wide, 64);
 }
 

@@ -21,6 +21,21 @@
 namespace qrita {
 namespace detail {
 
+// Writes -inf over n entries from p without reading them (16-byte stores
+// for the aligned body).
+template <class Member>
+KOKKOS_INLINE_FUNCTION void fill_neg_inf(Member const& team, float* p, int n) {
+  const float neg_inf  = bits_as_float(neg_inf_bits);
+  const RowSplit split = split_row(p, n);
+  const Float4 fill{{neg_inf, neg_inf, neg_inf, neg_inf}};
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, split.iterations()), [&](int i) {
+    if (i < split.body)
+      store4(p + split.head + 4 * i, fill);
+    else
+      p[split.loose_column(i)] = neg_inf;
+  });
+}
+
 // Writes -inf over every entry of `row` not kept. Kept entries and entries
 // already -inf are not written (so they stay bitwise as they were).
 // `group_in_row` is how many entries of the row have key K; of them, those
@@ -42,9 +57,8 @@ KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, float* row,
   if (tie_column >= 0 && group_in_row == std::uint32_t(vocab)) {
     // Every entry equals the cut: the kept ones are the columns up to the
     // bound, and the others need no read to be written.
-    const int dropped = tie_column >= vocab - 1 ? 0 : vocab - 1 - tie_column;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, dropped),
-                         [&](int i) { row[tie_column + 1 + i] = neg_inf; });
+    if (tie_column < vocab - 1)
+      fill_neg_inf(team, row + tie_column + 1, vocab - 1 - tie_column);
   } else if (tie_column >= 0) {
     // Groups of four are read and, when any of them changes, written whole
     // (the unchanged ones with their own bits).
@@ -155,17 +169,8 @@ KOKKOS_INLINE_FUNCTION void apply_mask_from_set(Member const& team, float* row,
                                                 int vocab, Candidates const& set,
                                                 int n, key_type K,
                                                 int tie_column) {
-  const float neg_inf  = bits_as_float(neg_inf_bits);
-  const float cut      = key_value(K);
-  const RowSplit split = split_row(row, vocab);
-  const Float4 fill{{neg_inf, neg_inf, neg_inf, neg_inf}};
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, split.iterations()),
-                       [&](int i) {
-                         if (i < split.body)
-                           store4(row + split.head + 4 * i, fill);
-                         else
-                           row[split.loose_column(i)] = neg_inf;
-                       });
+  const float cut = key_value(K);
+  fill_neg_inf(team, row, vocab);
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int j) {
     const float z = set.value(j);

@@ -4,26 +4,29 @@
 // Small batches: a row split across several teams. When the batch is
 // smaller than the teams the device runs at once, one team per row leaves
 // most of it idle and a row's reads are limited by what one multiprocessor
-// keeps in flight. Here S teams share a row, in five launches on the same
+// keeps in flight. Here S teams share a row, in three launches on the same
 // execution-space instance (ordered, no host synchronisation):
 //
 //   qrita::split_scan     S teams per row: the sample, then the gathering
-//                         read of one segment each; outliers into the row's
+//                         read of one segment each (outliers into the row's
 //                         candidate list in the workspace, counts into its
-//                         histogram, a partial RowScan per segment.
-//   qrita::split_decide   one team per row: the steps of mask_row on the
-//                         merged scan (hit, flat, or the plan of a miss).
+//                         histogram, a partial RowScan per segment). The
+//                         last team of the row to finish then decides it:
+//                         the steps of mask_row on the merged scan (hit,
+//                         flat, or the plan of a miss).
 //   qrita::split_gather   S teams per row, rows that missed: the second read
-//                         and write of one segment each.
-//   qrita::split_resolve  one team per row, rows that missed: the search on
-//                         the gathered buckets.
+//                         and write of one segment each; the last team to
+//                         finish runs the search on the gathered buckets.
 //   qrita::split_write    S teams per row: the mask, one segment each.
 //
-// The decisions are those of MaskKernel's functions on the same integers
-// (sample sums, counts, fixed-point weights, candidate capacity), so a row
-// gets bitwise the same mask whether it is split or not. Rows that need the
-// whole-row search, or an ordered scan of a tie group, are finished by the
-// deciding team alone (rare; same answer, slower).
+// "Last team": each team publishes its partial results, fences, and takes a
+// ticket from the row's arrival counter; the team holding ticket S - 1 sees
+// every other team's results. The decisions are those of MaskKernel's
+// functions on the same integers (sample sums, counts, fixed-point weights,
+// candidate capacity), so a row gets bitwise the same mask whether it is
+// split or not, whichever team decides. Rows that need the whole-row
+// search, or an ordered scan of a tie group, are finished by the deciding
+// team alone (rare; same answer, slower).
 
 #include <qrita/detail/mask_kernel.hpp>
 
@@ -65,6 +68,7 @@ struct SplitLayout {
   std::size_t columns   = 0;   // int[rows][list_capacity]
   std::size_t hist      = 0;   // uint32[rows][buckets + 1]
   std::size_t counters  = 0;   // int[rows]
+  std::size_t arrivals  = 0;   // int[rows]: teams done with the launch
   std::size_t scans     = 0;   // RowScan[rows][S]
   std::size_t masses    = 0;   // RangeMass[rows][S]
   std::size_t states    = 0;   // SplitRow[rows]
@@ -85,6 +89,7 @@ struct SplitLayout {
     l.columns  = at; at = align(at + R * std::size_t(list_capacity) * sizeof(int));
     l.hist     = at; at = align(at + R * std::size_t(buckets + 1) * sizeof(std::uint32_t));
     l.counters = at; at = align(at + R * sizeof(int));
+    l.arrivals = at; at = align(at + R * sizeof(int));
     l.scans    = at; at = align(at + R * S * sizeof(RowScan));
     l.masses   = at; at = align(at + R * S * sizeof(RangeMass));
     l.states   = at; at = align(at + R * sizeof(SplitRow));
@@ -94,9 +99,7 @@ struct SplitLayout {
 };
 
 struct SplitScan {};
-struct SplitDecide {};
 struct SplitGather {};
-struct SplitResolve {};
 struct SplitWrite {};
 
 template <class ExecutionSpace>
@@ -124,6 +127,9 @@ struct SplitKernel {
   }
   KOKKOS_INLINE_FUNCTION int* counter(std::int64_t r) const {
     return reinterpret_cast<int*>(ws + lay.counters) + r;
+  }
+  KOKKOS_INLINE_FUNCTION int* arrivals(std::int64_t r) const {
+    return reinterpret_cast<int*>(ws + lay.arrivals) + r;
   }
   KOKKOS_INLINE_FUNCTION RowScan* scans(std::int64_t r) const {
     return reinterpret_cast<RowScan*>(ws + lay.scans) + r * lay.teams_per_row;
@@ -156,7 +162,29 @@ struct SplitKernel {
     return k.logits + r * k.prm.row_stride;
   }
 
-  // --- the five launches --------------------------------------------------------
+  // Whether this team is the last of row r's S teams to get here, after
+  // all of them published their results (see the top of the file). The
+  // last team resets the counter for the next launch.
+  KOKKOS_INLINE_FUNCTION bool last_team(member_type const& team, std::int64_t r,
+                                        int* slot) const {
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      Kokkos::memory_fence();
+      const int ticket = Kokkos::atomic_fetch_add(arrivals(r), 1);
+      const bool last  = ticket == lay.teams_per_row - 1;
+      if (last) {
+        *arrivals(r) = 0;
+        Kokkos::memory_fence();
+      }
+      *slot = last ? 1 : 0;
+    });
+    team.team_barrier();
+    const bool last = *slot == 1;
+    team.team_barrier();
+    return last;
+  }
+
+  // --- the three launches -------------------------------------------------------
 
   KOKKOS_INLINE_FUNCTION void operator()(SplitScan, member_type const& team) const {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
@@ -197,10 +225,13 @@ struct SplitKernel {
         });
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { scans(r)[s] = scan; });
+    scratch_view<int> slot(team.team_scratch(0), 2);
+    if (last_team(team, r, slot.data())) decide(team, r, slot.data() + 1);
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(SplitDecide, member_type const& team) const {
-    const std::int64_t r = team.league_rank();
+  // Row r's decision, by one team, once every segment has been scanned.
+  KOKKOS_INLINE_FUNCTION void decide(member_type const& team, std::int64_t r,
+                                     int* slot) const {
     float* row           = row_of(r);
     SplitRow& sr         = state(r);
     Filters f            = k.read_filters(r);
@@ -222,11 +253,10 @@ struct SplitKernel {
       std::uint32_t* h = hist(r);
       Kokkos::single(Kokkos::PerTeam(team), [&]() { h[0] = scan.below; });
       team.team_barrier();
-      scratch_view<int> shared(team.team_scratch(0), 1);
       Scratch s;
       s.set    = list(r);
       s.hist   = map.nb > 1 ? h : nullptr;
-      s.result = shared.data();
+      s.result = slot;
       const int outliers = *s.set.counter;
       st.outliers        = outliers;
       st.row_passes      = 1;
@@ -303,23 +333,26 @@ struct SplitKernel {
                        list(r), sr.f.topp && !sr.f.topk, mass, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
+    if (sr.mode != SplitMode::gather) return;
+    scratch_view<int> slot(team.team_scratch(0), 2);
+    if (last_team(team, r, slot.data())) resolve(team, r, slot.data() + 1);
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(SplitResolve, member_type const& team) const {
-    const std::int64_t r = team.league_rank();
-    SplitRow& sr         = state(r);
-    if (sr.mode != SplitMode::gather) return;
+  // The search on a missed row's gathered buckets, by one team, once every
+  // segment has been read.
+  KOKKOS_INLINE_FUNCTION void resolve(member_type const& team, std::int64_t r,
+                                      int* slot) const {
+    SplitRow& sr = state(r);
     RangeMass exact;
     const RangeMass* parts = masses(r);
     team_reduce(
         team, lay.teams_per_row,
         [&](int i, RangeMass& acc) { RangeMass::join(acc, parts[i]); },
         StructReducer<RangeMass>(exact));
-    scratch_view<int> shared(team.team_scratch(0), 1);
     Scratch s;
     s.set    = list(r);
     s.hist   = hist(r);
-    s.result = shared.data();
+    s.result = slot;
     const int n = *s.set.counter;
     Decision d;
     RowStats st = sr.st;
@@ -346,19 +379,10 @@ struct SplitKernel {
     const int b = seg_begin(s), e = seg_end(s);
     const Candidates set = list(r);
     const float cut      = key_value(sr.d.cut.key);
-    const float neg_inf  = bits_as_float(neg_inf_bits);
     switch (sr.mode) {
       case SplitMode::none: break;
       case SplitMode::from_set: {
-        const RowSplit split = split_row(row + b, e - b);
-        const Float4 fill{{neg_inf, neg_inf, neg_inf, neg_inf}};
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, split.iterations()),
-                             [&](int i) {
-                               if (i < split.body)
-                                 store4(row + b + split.head + 4 * i, fill);
-                               else
-                                 row[b + split.loose_column(i)] = neg_inf;
-                             });
+        fill_neg_inf(team, row + b, e - b);
         team.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sr.d.set_size), [&](int j) {
           const int c = set.column(j);
@@ -377,8 +401,7 @@ struct SplitKernel {
         const std::uint32_t keep = k.prm.exact_ties ? sr.d.cut.keep : sr.d.cut.group;
         if (sr.d.cut.group == std::uint32_t(k.prm.vocab) && keep < sr.d.cut.group) {
           const int from = sr.tie_column + 1 > b ? sr.tie_column + 1 : b;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, e > from ? e - from : 0),
-                               [&](int i) { row[from + i] = neg_inf; });
+          if (e > from) fill_neg_inf(team, row + from, e - from);
         } else {
           // Every entry at or above the cut is kept (group 0: no whole-row
           // shortcut inside a segment).
