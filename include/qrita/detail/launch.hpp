@@ -217,7 +217,6 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace> const&
   const int S       = plan.teams_per_row;
   const int wide    = int(kernel.prm.batch) * S;
   const int team    = plan.split_team_size;
-  const int hist    = int(std::size_t(plan.histogram_buckets + 1) * sizeof(std::uint32_t)) + 64;
   static_assert(sizeof(Split) < 4096,
                 "qrita: the split kernel must fit in a kernel argument (4 KiB)");
   const auto run = [&](const char* label, auto tag, int league, int scratch) {
@@ -226,7 +225,9 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace> const&
     policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
     Kokkos::parallel_for(label, policy, sk);
   };
-  run("qrita::split_scan", SplitScan{}, wide, hist);
+  // split_scan's scratch holds the same views as MaskKernel's (histogram,
+  // two ints, the on-chip candidates): the same size, within the limit.
+  run("qrita::split_scan", SplitScan{}, wide, int(plan.team_scratch_bytes));
   run("qrita::split_gather", SplitGather{}, wide, 64);
   run("qrita::split_write", SplitWrite{}, wide, 64);
 }

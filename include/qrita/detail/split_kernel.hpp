@@ -192,6 +192,13 @@ struct SplitKernel {
     float* row           = row_of(r);
     Filters f            = k.read_filters(r);
     const int b          = seg_begin(s);
+    // Team scratch: the segment's histogram, two shared ints, and room for
+    // the deciding team's copy of the candidate list (see decide).
+    scratch_view<std::uint32_t> local(team.team_scratch(0),
+                                      std::size_t(k.prm.buckets + 1));
+    scratch_view<int> slot(team.team_scratch(0), 2);
+    scratch_view<float> chip_values(team.team_scratch(0), std::size_t(k.prm.capacity));
+    scratch_view<int> chip_columns(team.team_scratch(0), std::size_t(k.prm.capacity));
     RowScan scan;
     RowScan::init(scan);
     if (f.any()) {
@@ -200,8 +207,6 @@ struct SplitKernel {
       const BucketMap map = BucketMap::make(k.histogram_low(th, f), th.t,
                                             th.valid() && k.prm.buckets > 1 ? k.prm.buckets : 1);
       f.tail = th.valid() && f.topp && !f.topk;
-      scratch_view<std::uint32_t> local(team.team_scratch(0),
-                                        std::size_t(k.prm.buckets + 1));
       std::uint32_t* h = map.nb > 1 ? local.data() : nullptr;
       if (h != nullptr)
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1),
@@ -225,13 +230,18 @@ struct SplitKernel {
         });
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { scans(r)[s] = scan; });
-    scratch_view<int> slot(team.team_scratch(0), 2);
-    if (last_team(team, r, slot.data())) decide(team, r, slot.data() + 1);
+    if (last_team(team, r, slot.data()))
+      decide(team, r, slot.data() + 1, chip_values.data(), chip_columns.data());
   }
 
   // Row r's decision, by one team, once every segment has been scanned.
+  // The team first copies the head of the row's candidate list into its
+  // scratch (chip_*, k.prm.capacity entries): the search then reads on-chip
+  // memory on every pass, and sees the same set with the same capacity as
+  // an unsplit team (on chip, then the tier).
   KOKKOS_INLINE_FUNCTION void decide(member_type const& team, std::int64_t r,
-                                     int* slot) const {
+                                     int* slot, float* chip_values,
+                                     int* chip_columns) const {
     float* row           = row_of(r);
     SplitRow& sr         = state(r);
     Filters f            = k.read_filters(r);
@@ -253,11 +263,22 @@ struct SplitKernel {
       std::uint32_t* h = hist(r);
       Kokkos::single(Kokkos::PerTeam(team), [&]() { h[0] = scan.below; });
       team.team_barrier();
+      const Candidates global = list(r);
+      const int outliers      = *global.counter;
+      const int C             = k.prm.capacity;
+      const int copied        = outliers < C ? outliers : C;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, copied), [&](int i) {
+        chip_values[i]  = global.vals0[i];
+        chip_columns[i] = global.cols0[i];
+      });
+      team.team_barrier();
       Scratch s;
-      s.set    = list(r);
+      s.set    = Candidates{chip_values,       chip_columns,
+                         C,                 global.vals0 + C,
+                         global.cols0 + C,  global.cap0 - C,
+                         global.counter};
       s.hist   = map.nb > 1 ? h : nullptr;
       s.result = slot;
-      const int outliers = *s.set.counter;
       st.outliers        = outliers;
       st.row_passes      = 1;
       team.team_barrier();
