@@ -40,6 +40,13 @@ done
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 cp "${bins[@]}" "$out/bin/"
+# Host symbols are not needed there (device line info stays in the fat
+# binaries); stripped, the bundle fits a 64 MiB transfer once compressed.
+strip "$out/bin/"*
+# The peers (scripts/fetch-peers.sh; git-ignored), when fetched.
+if [ -d "$repo/.peers/vllm_ops" ]; then
+  mkdir -p "$out/.peers" && cp -r "$repo/.peers/vllm_ops" "$out/.peers/"
+fi
 
 # Every shared library the binaries load, except the C library family and
 # the CUDA driver (libcuda comes with the GPU machine's driver).
