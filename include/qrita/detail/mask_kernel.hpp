@@ -180,24 +180,11 @@ struct MaskKernel {
     team.team_barrier();
 
     Decision d;
-    HeadMass head;
-    if (scan.candidates == 0) {
-      mark(st, f, RowPath::trivial);  // all -inf / NaN: left as it is
-    } else if (scan.min_key == scan.max_key) {
-      d = decide_flat(team, f, scan, st);
-    } else {
-      if (f.topk && scan.candidates <= std::uint32_t(f.k)) {
-        st.topk_path = RowPath::trivial;  // no more candidates than k
-        f.topk       = false;
-      }
-      if (!f.any()) {
-        // Top-k kept every candidate: only NaN entries change (to -inf).
-        d.cut   = Boundary{scan.min_key, scan.candidates, scan.candidates, 0};
-        d.write = Write::row;
-        st.row_passes += 2;
-      } else if (!(th.valid() && try_outliers(team, f, th, scan, outliers, s, d, head, st)) &&
-          !(th.valid() && try_buckets(team, row, f, map, scan, outliers, head, s, d, st)))
-        d = decide_whole_row(team, row, f, scan, st);
+    BucketPlan plan;
+    switch (decide_after_scan(team, f, th, map, scan, outliers, s, d, plan, st)) {
+      case Next::second_read: second_read(team, row, f, map, scan, plan, s, d, st); break;
+      case Next::whole_row: d = decide_whole_row(team, row, f, scan, st); break;
+      case Next::write: break;
     }
     write_mask(team, row, d, s, st);
     record(team, r, st);
@@ -321,6 +308,25 @@ struct MaskKernel {
     return Boundary{b.key, b.keep, b.key == cut.key ? cut.group : b.group, b.passes};
   }
 
+  // Top-k by count, then top-p on its survivors when the row has a p; the
+  // search set `src` holds every survivor. `target` is k less the entries
+  // known to lie above the set.
+  KOKKOS_INLINE_FUNCTION Boundary search_k_then_p(member_type const& team,
+                                                  Source const& src, Filters const& f,
+                                                  MassMeasure const& mass,
+                                                  weight_type target, key_type lo,
+                                                  key_type hi, RowPath path,
+                                                  RowStats& st) const {
+    Boundary cut = search(team, src, CountMeasure{}, neg_inf_key, 0, target, lo, hi);
+    st.topk_path   = path;
+    st.topk_passes = std::int16_t(cut.passes);
+    if (f.topp) {
+      cut          = topp_after_topk(team, src, mass, cut, f.p, hi, st);
+      st.topp_path = path;
+    }
+    return cut;
+  }
+
   // Every candidate equal: the first k (and of those, as many as top-p's
   // share needs) in column order.
   KOKKOS_INLINE_FUNCTION Decision decide_flat(member_type const&,
@@ -358,14 +364,8 @@ struct MaskKernel {
     Boundary cut;
     if (f.topk) {
       if (outliers < f.k || outliers == 0) return false;
-      cut = search(team, src, CountMeasure{}, neg_inf_key, 0, weight_type(f.k),
-                   lo, scan.max_key);
-      st.topk_path   = RowPath::truncated;
-      st.topk_passes = std::int16_t(cut.passes);
-      if (f.topp) {
-        cut          = topp_after_topk(team, src, mass, cut, f.p, scan.max_key, st);
-        st.topp_path = RowPath::truncated;
-      }
+      cut = search_k_then_p(team, src, f, mass, weight_type(f.k), lo, scan.max_key,
+                            RowPath::truncated, st);
     } else {
       if (!(f.topp && f.tail)) return false;
       // The tail was weighed relative to t; rescale it to the max.
@@ -387,16 +387,53 @@ struct MaskKernel {
     return true;
   }
 
+  // What a row needs after its first read and the decisions that read
+  // allows: nothing but the write, the second read of a miss, or the
+  // whole-row search. The split path (split_kernel.hpp) takes the same
+  // decisions, then spreads the second read over its teams.
+  enum class Next : std::int8_t { write, second_read, whole_row };
+
+  KOKKOS_INLINE_FUNCTION Next decide_after_scan(member_type const& team, Filters& f,
+                                                Threshold const& th,
+                                                BucketMap const& map,
+                                                RowScan const& scan, int outliers,
+                                                Scratch const& s, Decision& d,
+                                                BucketPlan& plan, RowStats& st) const {
+    if (scan.candidates == 0) {
+      mark(st, f, RowPath::trivial);  // all -inf / NaN: left as it is
+      return Next::write;
+    }
+    if (scan.min_key == scan.max_key) {
+      d = decide_flat(team, f, scan, st);
+      return Next::write;
+    }
+    if (f.topk && scan.candidates <= std::uint32_t(f.k)) {
+      st.topk_path = RowPath::trivial;  // no more candidates than k
+      f.topk       = false;
+    }
+    if (!f.any()) {
+      // Top-k kept every candidate: only NaN entries change (to -inf).
+      d.cut   = Boundary{scan.min_key, scan.candidates, scan.candidates, 0};
+      d.write = Write::row;
+      st.row_passes += 2;
+      return Next::write;
+    }
+    HeadMass head;
+    if (th.valid() && try_outliers(team, f, th, scan, outliers, s, d, head, st))
+      return Next::write;
+    if (th.valid() && plan_buckets(team, f, map, scan, outliers, head, s, plan))
+      return Next::second_read;
+    return Next::whole_row;
+  }
+
   // The miss path (boundary_buckets.hpp): the buckets that hold the
   // boundary are gathered by a second read, which masks the rest.
-  KOKKOS_INLINE_FUNCTION bool try_buckets(member_type const& team, float* row,
+  KOKKOS_INLINE_FUNCTION void second_read(member_type const& team, float* row,
                                           Filters const& f, BucketMap const& map,
-                                          RowScan const& scan, int outliers,
-                                          HeadMass const& head, Scratch const& s,
+                                          RowScan const& scan,
+                                          BucketPlan const& plan, Scratch const& s,
                                           Decision& d, RowStats& st) const {
-    BucketPlan plan;
-    if (!plan_buckets(team, f, map, scan, outliers, head, s, plan)) return false;
-    // Pass 2: from here on the row is partly masked.
+    // From here on the row is partly masked.
     team.team_barrier();
     s.set.reset(team);
     team.team_barrier();
@@ -405,7 +442,6 @@ struct MaskKernel {
                                          s.set, f.topp && !f.topk, mass);
     team.team_barrier();
     resolve_buckets(team, f, scan, plan, exact, *s.set.counter, s, d, st);
-    return true;
   }
 
   // Which buckets a miss gathers: false when none can (no histogram, the
@@ -466,15 +502,8 @@ struct MaskKernel {
     Boundary cut;
     if (f.topk) {
       const std::uint32_t above = f.topp ? 0u : plan.above;
-      cut = search(team, src, CountMeasure{}, neg_inf_key, 0,
-                   weight_type(std::uint32_t(f.k) - above), neg_inf_key,
-                   scan.max_key);
-      st.topk_path   = RowPath::buckets;
-      st.topk_passes = std::int16_t(cut.passes);
-      if (f.topp) {
-        cut          = topp_after_topk(team, src, mass, cut, f.p, scan.max_key, st);
-        st.topp_path = RowPath::buckets;
-      }
+      cut = search_k_then_p(team, src, f, mass, weight_type(std::uint32_t(f.k) - above),
+                            neg_inf_key, scan.max_key, RowPath::buckets, st);
     } else {
       const weight_type target = mass_target(f.p, double(exact.total));
       // The range holds the boundary: more than `above`, at most all.
@@ -502,16 +531,9 @@ struct MaskKernel {
     const key_type lo = key_type(scan.min_key - 1);
     Boundary cut{scan.min_key, scan.candidates, scan.candidates, 0};
     if (f.topk) {
-      cut = search(team, src, CountMeasure{}, neg_inf_key, 0, weight_type(f.k),
-                   lo, scan.max_key);
-      st.topk_path   = RowPath::full;
-      st.topk_passes = std::int16_t(cut.passes);
-      st.row_passes += std::int16_t(cut.passes);
-      if (f.topp) {
-        cut          = topp_after_topk(team, src, mass, cut, f.p, scan.max_key, st);
-        st.topp_path = RowPath::full;
-        st.row_passes += std::int16_t(1 + st.topp_passes);
-      }
+      cut = search_k_then_p(team, src, f, mass, weight_type(f.k), lo, scan.max_key,
+                            RowPath::full, st);
+      st.row_passes += std::int16_t(st.topk_passes + (f.topp ? 1 + st.topp_passes : 0));
     } else if (f.topp) {
       const weight_type target =
           mass_target(f.p, double(sum_above(team, src, mass, neg_inf_key)));

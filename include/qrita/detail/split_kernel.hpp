@@ -282,34 +282,19 @@ struct SplitKernel {
       st.outliers        = outliers;
       st.row_passes      = 1;
       team.team_barrier();
-      HeadMass head;
       BucketPlan plan;
-      if (scan.candidates == 0) {
-        Kernel::mark(st, f, RowPath::trivial);
-      } else if (scan.min_key == scan.max_key) {
-        d    = k.decide_flat(team, f, scan, st);
-        mode = SplitMode::row;
-      } else {
-        if (f.topk && scan.candidates <= std::uint32_t(f.k)) {
-          st.topk_path = RowPath::trivial;
-          f.topk       = false;
-        }
-        if (!f.any()) {
-          d.cut   = Boundary{scan.min_key, scan.candidates, scan.candidates, 0};
-          d.write = Write::row;
-          st.row_passes += 2;
-          mode = SplitMode::row;
-        } else if (th.valid() &&
-                   k.try_outliers(team, f, th, scan, outliers, s, d, head, st)) {
-          mode = SplitMode::from_set;
-        } else if (th.valid() &&
-                   k.plan_buckets(team, f, map, scan, outliers, head, s, plan)) {
-          mode = SplitMode::gather;
-        } else {
+      switch (k.decide_after_scan(team, f, th, map, scan, outliers, s, d, plan, st)) {
+        case Kernel::Next::second_read: mode = SplitMode::gather; break;
+        case Kernel::Next::whole_row:
           d = k.decide_whole_row(team, row, f, scan, st);
           k.write_mask(team, row, d, s, st);
           mode = SplitMode::none;
-        }
+          break;
+        case Kernel::Next::write:
+          mode = d.write == Write::from_set ? SplitMode::from_set
+                 : d.write == Write::row    ? SplitMode::row
+                                            : SplitMode::none;
+          break;
       }
       // As unsplit: whether the searched set went past on-chip capacity.
       st.tier = mode == SplitMode::from_set && d.set_size > k.prm.capacity;
