@@ -59,7 +59,6 @@ KOKKOS_INLINE_FUNCTION int suffix_crossing(Member const& team, int nb, T head,
 struct BucketRange {
   int lo = 0;
   int hi = -1;
-  KOKKOS_INLINE_FUNCTION bool empty() const { return hi < lo; }
 };
 
 // Entries in the range, and entries above it, from the counts.

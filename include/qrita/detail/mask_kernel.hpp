@@ -129,7 +129,6 @@ struct MaskKernel {
            scratch_view<int>::shmem_size(std::size_t(slots));
   }
   static constexpr std::size_t bytes_per_candidate = sizeof(float) + sizeof(int);
-  static constexpr std::size_t bytes_per_bucket    = sizeof(std::uint32_t);
 
   struct Scratch {
     Candidates set;
