@@ -387,7 +387,7 @@ inline ServingRow ordered_row_params(std::uint64_t seed, std::int64_t row, std::
   };
   p.drift    = 0.75 + 1.3 * u(8);
   p.spread   = 0.1 + 0.4 * u(9);
-  double q = p.bulk_share;
+  double q = double(p.bulk_share);
   if (u(10) < 0.4) q = 1.0 - std::pow(10.0, -2.0 - 3.0 * u(15));  // a diffuse row
   p.bulk_share = float(q);
   p.head     = std::min<std::int64_t>(ordered_head, vocab);
@@ -530,7 +530,7 @@ inline OrderBias order_bias(CounterShape shape, std::uint64_t seed, std::int64_t
     counter_row(x.data(), vocab, shape, seed, r);
     double s = 0, s2 = 0, hs = 0, hs2 = 0, ss = 0, ss2 = 0;
     for (std::int64_t c = 0; c < vocab; ++c) {
-      const double v = x[std::size_t(c)];
+      const double v = double(x[std::size_t(c)]);
       s += v;
       s2 += v * v;
       if (c < head) {
@@ -539,7 +539,7 @@ inline OrderBias order_bias(CounterShape shape, std::uint64_t seed, std::int64_t
       }
     }
     for (std::int64_t i = 0; i < head; ++i) {
-      const double v = x[std::size_t(i * vocab / head)];
+      const double v = double(x[std::size_t(i * vocab / head)]);
       ss += v;
       ss2 += v * v;
     }
