@@ -185,7 +185,7 @@ struct MaskKernel {
       case Next::whole_row: d = decide_whole_row(team, row, f, scan, st); break;
       case Next::write: break;
     }
-    write_mask(team, row, d, s, st);
+    write_mask(team, row, d, s);
     record(team, r, st);
   }
 
@@ -550,35 +550,36 @@ struct MaskKernel {
 
   // ------------------------------------------------ stage 3: ties, write
 
+  // How many of the boundary group a decision keeps: `keep`, or the whole
+  // group under the Ties::keep_all ablation.
+  KOKKOS_INLINE_FUNCTION std::uint32_t kept_of(Boundary const& cut) const {
+    return prm.exact_ties ? cut.keep : cut.group;
+  }
+
+  // The column bound of the boundary group (members in columns up to it are
+  // kept): INT_MAX when the whole group is kept; for a gathered set, by a
+  // column search on it; for a masked row write, keep - 1 when the group is
+  // the whole row (a flat row without -inf or NaN), else -1: the write then
+  // numbers the group by an ordered scan.
+  KOKKOS_INLINE_FUNCTION int tie_column(member_type const& team, Decision const& d,
+                                        Candidates const& set) const {
+    const std::uint32_t keep = kept_of(d.cut);
+    if (keep >= d.cut.group) return INT_MAX;
+    if (d.write == Write::row)
+      return d.cut.group == std::uint32_t(prm.vocab) ? int(keep) - 1 : -1;
+    return tie_column_bound(team, set, d.set_size, d.cut.key, keep, prm.vocab);
+  }
+
   KOKKOS_INLINE_FUNCTION void write_mask(member_type const& team, float* row,
-                                         Decision const& d, Scratch const& s,
-                                         RowStats&) const {
-    const std::uint32_t keep = prm.exact_ties ? d.cut.keep : d.cut.group;
-    switch (d.write) {
-      case Write::none: break;
-      case Write::row:
-        // A group that is the whole row (a flat row without -inf or NaN)
-        // keeps its first `keep` columns: no scan needed to rank them.
-        apply_mask(team, row, prm.vocab, d.cut.key, keep, d.cut.group,
-                   keep >= d.cut.group ? INT_MAX
-                   : d.cut.group == std::uint32_t(prm.vocab) ? int(keep) - 1
-                                                             : -1);
-        break;
-      case Write::from_set:
-      case Write::gathered: {
-        const int tie_column =
-            keep >= d.cut.group
-                ? INT_MAX
-                : tie_column_bound(team, s.set, d.set_size, d.cut.key, keep,
-                                   prm.vocab);
-        if (d.write == Write::from_set)
-          apply_mask_from_set(team, row, prm.vocab, s.set, d.set_size,
-                              d.cut.key, tie_column);
-        else
-          mask_gathered(team, row, s.set, d.set_size, d.cut.key, tie_column);
-        break;
-      }
-    }
+                                         Decision const& d, Scratch const& s) const {
+    if (d.write == Write::none) return;
+    const int bound = tie_column(team, d, s.set);
+    if (d.write == Write::row)
+      apply_mask(team, row, prm.vocab, d.cut.key, kept_of(d.cut), d.cut.group, bound);
+    else if (d.write == Write::from_set)
+      apply_mask_from_set(team, row, prm.vocab, s.set, d.set_size, d.cut.key, bound);
+    else
+      mask_gathered(team, row, s.set, d.set_size, d.cut.key, bound);
   }
 
   KOKKOS_INLINE_FUNCTION static void mark(RowStats& st, Filters const& f,

@@ -287,7 +287,7 @@ struct SplitKernel {
         case Kernel::Next::second_read: mode = SplitMode::gather; break;
         case Kernel::Next::whole_row:
           d = k.decide_whole_row(team, row, f, scan, st);
-          k.write_mask(team, row, d, s, st);
+          k.write_mask(team, row, d, s);
           mode = SplitMode::none;
           break;
         case Kernel::Next::write:
@@ -298,17 +298,12 @@ struct SplitKernel {
       }
       // As unsplit: whether the searched set went past on-chip capacity.
       st.tier = mode == SplitMode::from_set && d.set_size > k.prm.capacity;
-      const std::uint32_t keep = k.prm.exact_ties ? d.cut.keep : d.cut.group;
-      if (mode == SplitMode::from_set && keep < d.cut.group)
-        tie_column = tie_column_bound(team, s.set, d.set_size, d.cut.key, keep,
-                                      k.prm.vocab);
-      if (mode == SplitMode::row && keep < d.cut.group) {
-        if (d.cut.group == std::uint32_t(k.prm.vocab)) {
-          tie_column = int(keep) - 1;
-        } else {  // ranks of a tie group across segments: one team does it
-          k.write_mask(team, row, d, s, st);
-          mode = SplitMode::none;
-        }
+      if (mode == SplitMode::from_set || mode == SplitMode::row)
+        tie_column = k.tie_column(team, d, s.set);
+      if (mode == SplitMode::row && tie_column < 0) {
+        // Ranks of a tie group across segments: one team writes the row.
+        k.write_mask(team, row, d, s);
+        mode = SplitMode::none;
       }
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
@@ -364,11 +359,7 @@ struct SplitKernel {
     RowStats st = sr.st;
     k.resolve_buckets(team, sr.f, sr.scan, sr.plan, exact, n, s, d, st);
     st.tier = n > k.prm.capacity;
-    const std::uint32_t keep = k.prm.exact_ties ? d.cut.keep : d.cut.group;
-    const int tie_column =
-        keep >= d.cut.group
-            ? INT_MAX
-            : tie_column_bound(team, s.set, n, d.cut.key, keep, k.prm.vocab);
+    const int tie_column = k.tie_column(team, d, s.set);
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       sr.d          = d;
@@ -401,20 +392,18 @@ struct SplitKernel {
       case SplitMode::gather:
         if (s == 0) mask_gathered(team, row, set, sr.d.set_size, sr.d.cut.key, sr.tie_column);
         break;
-      case SplitMode::row: {
-        // A whole-row group (flat, no -inf or NaN) keeps columns up to the
-        // bound; otherwise the bound is INT_MAX and keep covers the group.
-        const std::uint32_t keep = k.prm.exact_ties ? sr.d.cut.keep : sr.d.cut.group;
-        if (sr.d.cut.group == std::uint32_t(k.prm.vocab) && keep < sr.d.cut.group) {
+      case SplitMode::row:
+        // A bound below INT_MAX here is a whole-row group (MaskKernel::
+        // tie_column): its columns past the bound become -inf, unread.
+        // Otherwise every entry at or above the cut is kept (group 0: no
+        // whole-row shortcut inside a segment).
+        if (sr.tie_column != INT_MAX) {
           const int from = sr.tie_column + 1 > b ? sr.tie_column + 1 : b;
           if (e > from) fill_neg_inf(team, row + from, e - from);
         } else {
-          // Every entry at or above the cut is kept (group 0: no whole-row
-          // shortcut inside a segment).
-          apply_mask(team, row + b, e - b, sr.d.cut.key, keep, 0u, INT_MAX);
+          apply_mask(team, row + b, e - b, sr.d.cut.key, 0u, 0u, INT_MAX);
         }
         break;
-      }
     }
     // Leave the row's counts zero for the next call, and report.
     if (s == 0) {
