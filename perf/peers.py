@@ -151,15 +151,8 @@ def serving_row_params(seed, row, vocab):
          "flat": f32(-3.0 + 6.0 * u(6)), "bulk_share": f32(q), "low_span": 0}
     if m <= 0:
         return p
-    h = counter_hash_int(seed, 1, row, 7)
-    stride = 1 + h % (vocab - 1)
-    while math.gcd(stride, vocab) != 1:
-        stride = stride % (vocab - 1) + 1
-    p["offset"] = (h >> 32) % vocab
-    p["inverse"] = pow(stride, -1, vocab)
-    S = 0.0
-    for j in range(m):
-        S += math.pow(1 + j, -zipf)
+    p["offset"], p["inverse"] = scatter(counter_hash_int(seed, 1, row, 7), vocab)
+    S = zipf_norm(m, zipf)
     rs = right * sigma
     bulk = (vocab - m) * (math.exp(0.5 * sigma * sigma) * phi(-sigma) +
                           math.exp(0.5 * rs * rs) * phi(rs))
@@ -168,6 +161,23 @@ def serving_row_params(seed, row, vocab):
 
 
 HEAD, KNEE = 16384, 256.0
+
+
+def scatter(h, n):
+    """impl::scatter of src/synthetic.hpp: the offset and the stride's inverse
+    of the permutation j -> (offset + stride * j) mod n drawn from h."""
+    stride = 1 + h % (n - 1)
+    while math.gcd(stride, n) != 1:
+        stride = stride % (n - 1) + 1
+    return (h >> 32) % n, pow(stride, -1, n)
+
+
+def zipf_norm(m, zipf):
+    """impl::zipf_norm of src/synthetic.hpp, summed in the same order."""
+    S = 0.0
+    for j in range(m):
+        S += math.pow(1 + j, -zipf)
+    return S
 
 
 def ordered_row_params(seed, rows, vocab):
@@ -197,22 +207,9 @@ def ordered_row_params(seed, rows, vocab):
         p["low_count"] = min(int(m * (0.2 + 0.4 * u(11))), p["low_span"] // 8)
         p["rotate"] = int(m * u(12)) % m
         L, R = p["low_span"], vocab - p["low_span"]
-        h = counter_hash_int(seed, 1, row, 13)
-        low_stride = 1 + h % (L - 1)
-        while math.gcd(low_stride, L) != 1:
-            low_stride = low_stride % (L - 1) + 1
-        p["low_offset"] = (h >> 32) % L
-        p["low_inverse"] = pow(low_stride, -1, L)
-        h2 = counter_hash_int(seed, 1, row, 14)
-        stride = 1 + h2 % (R - 1)
-        while math.gcd(stride, R) != 1:
-            stride = stride % (R - 1) + 1
-        p["offset"] = (h2 >> 32) % R
-        p["inverse"] = pow(stride, -1, R)
-        S = 0.0
-        for j in range(m):
-            S += math.pow(1 + j, -p["zipf"])
-        p["S"] = S
+        p["low_offset"], p["low_inverse"] = scatter(counter_hash_int(seed, 1, row, 13), L)
+        p["offset"], p["inverse"] = scatter(counter_hash_int(seed, 1, row, 14), R)
+        p["S"] = zipf_norm(m, p["zipf"])
         out.append(p)
     # top: the bulk's expectation, the head summed column by column.
     todo = [p for p in out if p["low_span"] > 0]

@@ -149,6 +149,18 @@ def series(results, kind, shape, mode, vocab):
     return sorted(pts)
 
 
+def figure_legend(fig, axes, ncol):
+    """One legend under the figure for the distinct series of `axes`."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            if l not in labels:
+                handles.append(h)
+                labels.append(l)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), ncol), fontsize=9,
+               frameon=False)
+
+
 def setup_axes(ax, title, batches=None):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -182,14 +194,7 @@ def panel_figure(plt, results, vocab, lines, title, path):
                           for b, _ in series(results, kind, shape, mode, vocab)})
         setup_axes(ax, MODE_TITLES[mode], batches)
     axes[0][0].set_ylabel("throughput (rows / ms)")
-    handles, labels = [], []
-    for ax in axes[0]:
-        for h, l in zip(*ax.get_legend_handles_labels()):
-            if l not in labels:
-                handles.append(h)
-                labels.append(l)
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=9,
-               frameon=False)
+    figure_legend(fig, axes[0], 6)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout(rect=(0, 0.09, 1, 0.95))
     fig.savefig(path, dpi=130)
@@ -396,14 +401,7 @@ def shape_figures(plt, results, device, out_dir):
                 setup_axes(ax, f"{MODE_TITLES[mode]}, V={vocab}", sorted(batches) or None)
                 ax.set_xlabel("batch size" if row == len(vocabs) - 1 else "")
             axes[row][0].set_ylabel("time / copy time")
-        handles, labels = [], []
-        for ax in axes.flat:
-            for h, l in zip(*ax.get_legend_handles_labels()):
-                if l not in labels:
-                    handles.append(h)
-                    labels.append(l)
-        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 7), fontsize=9,
-                   frameon=False)
+        figure_legend(fig, axes.flat, 7)
         fig.suptitle(f"'{shape}' logits: qrita and its peers against the copy floor - {device}",
                      fontsize=11)
         fig.tight_layout(rect=(0, 0.06, 1, 0.95))

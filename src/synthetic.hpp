@@ -277,6 +277,24 @@ inline std::int64_t inverse_mod(std::int64_t a, std::int64_t n) {
   }
   return t < 0 ? t + n : t;
 }
+// A permutation of [0, n) drawn from 64 random bits h: j -> (offset +
+// stride * j) mod n with gcd(stride, n) = 1, kept as the offset and the
+// stride's inverse (what counter_value needs to go from a column to j).
+struct Scatter {
+  std::int64_t offset;
+  std::int64_t inverse;
+};
+inline Scatter scatter(std::uint64_t h, std::int64_t n) {
+  std::int64_t stride = 1 + std::int64_t(h % std::uint64_t(n - 1));
+  while (gcd(stride, n) != 1) stride = stride % (n - 1) + 1;
+  return Scatter{std::int64_t((h >> 32) % std::uint64_t(n)), inverse_mod(stride, n)};
+}
+// sum_{j<m} (1 + j)^-zipf: the Zipf weights' normaliser.
+inline double zipf_norm(std::int64_t m, double zipf) {
+  double S = 0.0;
+  for (std::int64_t j = 0; j < m; ++j) S += std::pow(double(1 + j), -zipf);
+  return S;
+}
 // Standard normal CDF.
 inline double phi(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 }  // namespace impl
@@ -330,13 +348,10 @@ inline ServingRow serving_row_params(std::uint64_t seed, std::int64_t row, std::
     return p;
   }
   // A stride coprime with V: the m columns are distinct.
-  const std::uint64_t h = counter_hash(seed, 1, std::uint64_t(row), 7);
-  std::int64_t stride = 1 + std::int64_t(h % std::uint64_t(vocab - 1));
-  while (impl::gcd(stride, vocab) != 1) stride = stride % (vocab - 1) + 1;
-  p.offset         = std::int64_t((h >> 32) % std::uint64_t(vocab));
-  p.stride_inverse = impl::inverse_mod(stride, vocab);
-  double S = 0.0;
-  for (std::int64_t j = 0; j < m; ++j) S += std::pow(double(1 + j), -p.zipf);
+  const impl::Scatter at = impl::scatter(counter_hash(seed, 1, std::uint64_t(row), 7), vocab);
+  p.offset         = at.offset;
+  p.stride_inverse = at.inverse;
+  const double S   = impl::zipf_norm(m, p.zipf);
   const double rs   = p.right * p.sigma;
   const double bulk = double(vocab - m) *
                       (std::exp(0.5 * p.sigma * p.sigma) * impl::phi(-p.sigma) +
@@ -402,21 +417,16 @@ inline ServingRow ordered_row_params(std::uint64_t seed, std::int64_t row, std::
                                        p.low_span / 8);
   p.rotate    = std::int64_t(double(m) * u(12)) % m;
   // Strides coprime with L (the low region) and with V - L (the rest).
-  const std::uint64_t h = counter_hash(seed, 1, std::uint64_t(row), 13);
   const std::int64_t L = p.low_span, R = vocab - L;
-  std::int64_t low_stride = 1 + std::int64_t(h % std::uint64_t(L - 1));
-  while (impl::gcd(low_stride, L) != 1) low_stride = low_stride % (L - 1) + 1;
-  p.low_offset  = std::int64_t((h >> 32) % std::uint64_t(L));
-  p.low_inverse = impl::inverse_mod(low_stride, L);
-  const std::uint64_t h2 = counter_hash(seed, 1, std::uint64_t(row), 14);
-  std::int64_t stride = 1 + std::int64_t(h2 % std::uint64_t(R - 1));
-  while (impl::gcd(stride, R) != 1) stride = stride % (R - 1) + 1;
-  p.offset         = std::int64_t((h2 >> 32) % std::uint64_t(R));
-  p.stride_inverse = impl::inverse_mod(stride, R);
+  const impl::Scatter low  = impl::scatter(counter_hash(seed, 1, std::uint64_t(row), 13), L);
+  const impl::Scatter rest = impl::scatter(counter_hash(seed, 1, std::uint64_t(row), 14), R);
+  p.low_offset     = low.offset;
+  p.low_inverse    = low.inverse;
+  p.offset         = rest.offset;
+  p.stride_inverse = rest.inverse;
   // top as in serving_row_params, with the bulk's expectation summed over
   // the drifting head column by column.
-  double S = 0.0;
-  for (std::int64_t j = 0; j < m; ++j) S += std::pow(double(1 + j), -p.zipf);
+  const double S = impl::zipf_norm(m, p.zipf);
   const auto expect = [&](double lift, double scale) {  // E[exp(bulk - mu)]
     const double sl = p.sigma * scale, sr = p.right * p.sigma * scale;
     return std::exp(lift) * (std::exp(0.5 * sl * sl) * impl::phi(-sl) +
