@@ -107,19 +107,21 @@ KOKKOS_INLINE_FUNCTION BucketRange topp_range(Member const& team,
                                               double head_mass,
                                               double target_lo,
                                               double target_hi, float max,
-                                              float scale, int* slot) {
+                                              float scale, float inv_t,
+                                              int* slot) {
   const double M = double(max);
   const double S = double(scale);
+  const double I = double(inv_t);
   // Relative slack for exp in float and the rounding of z - max.
   constexpr double rel = 1e-4;
   const auto upper = [&](int b) {
     const double c = double(hist[b]);
-    return c == 0.0 ? 0.0 : c * exp_d(map.upper(b) - M) * S * (1.0 + rel);
+    return c == 0.0 ? 0.0 : c * exp_d((map.upper(b) - M) * I) * S * (1.0 + rel);
   };
   const auto lower = [&](int b) {
     const double c = double(hist[b]);
     if (c == 0.0) return 0.0;
-    const double w = exp_d(map.lower(b) - M) * S * (1.0 - rel) - 1.0;
+    const double w = exp_d((map.lower(b) - M) * I) * S * (1.0 - rel) - 1.0;
     return w > 0.0 ? c * w : 0.0;
   };
   BucketRange r;
@@ -149,28 +151,27 @@ struct RangeMass {
   }
 };
 
-// The second read (and write) of a miss, over `vocab` entries from `row` (a
-// whole row, or a segment whose first column is column_base): entries above the range are kept
-// (left as they are), entries below it and non-candidates (NaN) become
-// -inf, entries inside it are offered to `out` and left for the decision.
-// With want_mass, sums the exact weights relative to the row maximum.
-template <class Member>
-KOKKOS_INLINE_FUNCTION RangeMass gather_range(Member const& team, float* row,
+// The second read (and, with `write`, write) of a miss, over `vocab`
+// entries from `row` (a whole row, or a segment whose first column is
+// column_base): entries above the range are kept (left as they are),
+// entries below it and non-candidates (NaN) become -inf, entries inside it
+// are offered to `out` and left for the decision. Without `write` (the
+// sampler and the candidate list, which never write the logits) nothing is
+// stored. With want_mass, sums the exact weights relative to the row
+// maximum.
+template <class Member, class T>
+KOKKOS_INLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
                                               int vocab, BucketMap const& map,
                                               BucketRange r,
                                               Candidates const& out,
                                               bool want_mass,
                                               MassMeasure const& mass,
-                                              int column_base = 0) {
-  const float neg_inf  = bits_as_float(neg_inf_bits);
+                                              bool write, int column_base = 0) {
   const RowSplit split = split_row(row, vocab);
+  constexpr int L      = Lanes<T>::n;
   // Returns whether z changes (to -inf).
-  const auto visit = [&](float& z, int column, RangeMass& acc) {
-    if (!is_candidate(order_key(z))) {
-      if (float_as_bits(z) == neg_inf_bits) return false;
-      z = neg_inf;
-      return true;
-    }
+  const auto visit = [&](float z, int column, RangeMass& acc) {
+    if (!is_candidate(order_key(z))) return !stored_neg_inf(z);
     const int idx       = map.index(z);
     const weight_type w = want_mass ? mass(z) : weight_type(0);
     acc.total += w;
@@ -182,7 +183,6 @@ KOKKOS_INLINE_FUNCTION RangeMass gather_range(Member const& team, float* row,
       out.push(z, column);
       return false;
     }
-    z = neg_inf;
     return true;
   };
   RangeMass result;
@@ -190,21 +190,16 @@ KOKKOS_INLINE_FUNCTION RangeMass gather_range(Member const& team, float* row,
       team, split.iterations(),
       [&](int i, RangeMass& acc) {
         if (i < split.body) {
-          float* at    = row + split.head + 4 * i;
-          Float4 x     = load4(at);
-          bool changed = false;
-          const int column = column_base + split.head + 4 * i;
-          // Constant indices (see visit4).
-          const bool c0 = visit(x.v[0], column, acc);
-          const bool c1 = visit(x.v[1], column + 1, acc);
-          const bool c2 = visit(x.v[2], column + 2, acc);
-          const bool c3 = visit(x.v[3], column + 3, acc);
-          changed       = c0 || c1 || c2 || c3;
-          if (changed) store4(at, x);
+          T* at            = row + split.head + L * i;
+          Group<T> x       = load_group(at);
+          const int column = column_base + split.head + L * i;
+          const bool changed = drop_in_group(
+              x, column, [&](float z, int c) { return visit(z, c, acc); });
+          if (changed && write) store_group(at, x);
         } else {
           const int column = split.loose_column(i);
-          float z          = row[column];
-          if (visit(z, column_base + column, acc)) row[column] = z;
+          if (visit(to_float(row[column]), column_base + column, acc) && write)
+            row[column] = neg_inf_of<T>();
         }
       },
       StructReducer<RangeMass>(result));

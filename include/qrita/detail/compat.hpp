@@ -37,6 +37,14 @@ KOKKOS_INLINE_FUNCTION double exp_d(double x) {
 #endif
 }
 
+KOKKOS_INLINE_FUNCTION double log_d(double x) {
+#if KOKKOS_VERSION >= 30700
+  return Kokkos::log(x);
+#else
+  return Kokkos::Experimental::log(x);
+#endif
+}
+
 KOKKOS_INLINE_FUNCTION double sqrt_d(double x) {
 #if KOKKOS_VERSION >= 30700
   return Kokkos::sqrt(x);

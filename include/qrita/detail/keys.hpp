@@ -64,14 +64,18 @@ inline int weight_fraction_bits(std::int64_t V) {
   return F > 50 ? 50 : F;
 }
 
-// Weight of value z relative to ref (ref >= z for every z it is used on).
-// The scale is a power of two, so exp(z - ref) * scale is exact in float.
-// z == ref gets the full scale, which also gives +inf entries of a row whose
-// maximum is +inf their limit weight (and every finite entry weight 0).
-KOKKOS_INLINE_FUNCTION weight_type fixed_weight(float z, float ref,
-                                                float scale) {
+// Weight of value z relative to ref (ref >= z for every z it is used on)
+// at inverse temperature inv_t (1: plain softmax): exp((z - ref) * inv_t)
+// in fixed point. The scale is a power of two, so the product is exact in
+// float, and with inv_t = 1 the exponent is exactly z - ref. z == ref gets
+// the full scale, which also gives +inf entries of a row whose maximum is
+// +inf their limit weight; every finite entry of such a row weighs 0, at
+// any temperature (-inf * 0 would be NaN: it is caught).
+KOKKOS_INLINE_FUNCTION weight_type fixed_weight(float z, float ref, float scale,
+                                                float inv_t = 1.0f) {
   if (!(z < ref)) return static_cast<weight_type>(scale);
-  return static_cast<weight_type>(exp_f(z - ref) * scale);
+  const float e = (z - ref) * inv_t;
+  return e == e ? static_cast<weight_type>(exp_f(e) * scale) : weight_type(0);
 }
 
 }  // namespace detail

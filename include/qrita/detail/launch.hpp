@@ -195,24 +195,21 @@ struct WorkspaceMemory {
 };
 
 // The arguments of a call, reduced to pointers and strides.
+template <class T>
 struct Call {
-  float* logits           = nullptr;
+  T* logits               = nullptr;
   std::int64_t batch      = 0;
   int vocab               = 0;
   std::int64_t row_stride = 0;
-  const int* k            = nullptr;
-  std::int64_t k_stride   = 0;
-  const float* p          = nullptr;
-  std::int64_t p_stride   = 0;
-  RowStats* stats         = nullptr;
-  std::int64_t stats_stride = 0;
+  Mode mode               = Mode::mask;
+  RowIO io;
 };
 
 // The three launches of a split call (split_kernel.hpp), in order on `space`.
-template <class ExecutionSpace>
-void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace> const& kernel,
+template <class ExecutionSpace, class T>
+void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T> const& kernel,
                   LaunchPlan const& plan, SplitSizes const& split, char* ws) {
-  using Split = SplitKernel<ExecutionSpace>;
+  using Split = SplitKernel<ExecutionSpace, T>;
   const Split sk{kernel, ws, split_layout(plan, split)};
   const int S       = plan.teams_per_row;
   const int wide    = int(kernel.prm.batch) * S;
@@ -232,10 +229,10 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace> const&
   run("qrita::split_write", SplitWrite{}, wide, 64);
 }
 
-template <class ExecutionSpace>
-void launch(ExecutionSpace const& space, Call const& call, Options const& opts,
+template <class ExecutionSpace, class T>
+void launch(ExecutionSpace const& space, Call<T> const& call, Options const& opts,
             WorkspaceMemory const& ws) {
-  using Kernel = MaskKernel<ExecutionSpace>;
+  using Kernel = MaskKernel<ExecutionSpace, T>;
   if (call.batch == 0 || call.vocab == 0) return;
   FullPlan full   = make_full_plan(space, call.batch, call.vocab, opts);
   LaunchPlan& plan = full.plan;
@@ -252,14 +249,12 @@ void launch(ExecutionSpace const& space, Call const& call, Options const& opts,
                      "for at least this batch and vocab)");
   }
 
-  Kernel kernel{call.logits, call.k, call.p, call.stats, KernelParams{}, SigmaTables{}};
+  Kernel kernel{call.logits, call.io, KernelParams{}, SigmaTables{}};
   KernelParams& prm = kernel.prm;
   prm.batch         = call.batch;
   prm.vocab         = call.vocab;
   prm.row_stride    = call.row_stride;
-  prm.k_stride      = call.k_stride;
-  prm.p_stride      = call.p_stride;
-  prm.stats_stride  = call.stats_stride;
+  prm.mode          = call.mode;
   prm.truncation    = opts.sigma_truncation;
   prm.exact_ties    = opts.ties == Ties::exact;
   prm.binary_search = opts.search == Search::binary;
@@ -275,7 +270,9 @@ void launch(ExecutionSpace const& space, Call const& call, Options const& opts,
     prm.tier_columns = reinterpret_cast<int*>(static_cast<char*>(ws.data) + n * sizeof(float));
   }
 
-  if (plan.teams_per_row > 1) {
+  // Rows split across teams: masks only, and without min-p (whose count
+  // the deciding team would have to take alone).
+  if (plan.teams_per_row > 1 && call.mode == Mode::mask && call.io.min_p == nullptr) {
     launch_split(space, kernel, plan, full.split, static_cast<char*>(ws.data));
     return;
   }
@@ -284,7 +281,10 @@ void launch(ExecutionSpace const& space, Call const& call, Options const& opts,
   auto policy = light_weight(
       typename Kernel::policy_type(space, int(plan.league_size), plan.team_size));
   policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
-  Kokkos::parallel_for("qrita::sample_mask", policy, kernel);
+  const char* label = call.mode == Mode::mask     ? "qrita::sample_mask"
+                      : call.mode == Mode::sample ? "qrita::sample_tokens"
+                                                  : "qrita::candidate_list";
+  Kokkos::parallel_for(label, policy, kernel);
 }
 
 // A Kokkos Tools region that is closed on every way out, exceptions too.

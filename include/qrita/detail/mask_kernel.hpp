@@ -23,9 +23,11 @@
 #include <qrita/detail/candidates.hpp>
 #include <qrita/detail/histogram.hpp>
 #include <qrita/detail/keys.hpp>
+#include <qrita/detail/philox.hpp>
 #include <qrita/detail/pivot_search.hpp>
 #include <qrita/detail/policy.hpp>
 #include <qrita/detail/resolve_ties.hpp>
+#include <qrita/detail/row_access.hpp>
 #include <qrita/detail/sigma_truncate.hpp>
 #include <qrita/detail/tables.hpp>
 #include <qrita/options.hpp>
@@ -36,13 +38,50 @@
 namespace qrita {
 namespace detail {
 
+// What a call computes per row.
+enum class Mode : std::int8_t {
+  mask,        // sample_mask: the kept set, written in place
+  sample,      // sample_tokens: one token drawn from the kept set
+  candidates   // candidate_list: the kept set's head, in order
+};
+
+// The per-row inputs and outputs of a call (nullptr: absent), with their
+// strides in elements.
+struct RowIO {
+  const int* k              = nullptr;
+  std::int64_t k_stride     = 0;
+  const float* p            = nullptr;
+  std::int64_t p_stride     = 0;
+  const float* min_p        = nullptr;
+  std::int64_t min_p_stride = 0;
+  const float* temperature  = nullptr;
+  std::int64_t temperature_stride = 0;
+  RowStats* stats           = nullptr;
+  std::int64_t stats_stride = 0;
+  // sample_tokens
+  const std::uint64_t* seeds   = nullptr;
+  std::int64_t seeds_stride    = 0;
+  const std::uint64_t* offsets = nullptr;
+  std::int64_t offsets_stride  = 0;
+  int* tokens                  = nullptr;
+  std::int64_t tokens_stride   = 0;
+  // candidate_list: [row][slot] at row * *_row + slot * *_slot
+  int* ids                  = nullptr;
+  std::int64_t ids_row = 0, ids_slot = 0;
+  float* probs              = nullptr;
+  std::int64_t probs_row = 0, probs_slot = 0;
+  float* logprobs           = nullptr;
+  std::int64_t logprobs_row = 0, logprobs_slot = 0;
+  int* counts               = nullptr;
+  std::int64_t counts_stride = 0;
+  int list_size             = 0;  // C
+};
+
 struct KernelParams {
   std::int64_t batch        = 0;
   int vocab                 = 0;
   std::int64_t row_stride   = 0;  // elements between consecutive rows
-  std::int64_t k_stride     = 0;
-  std::int64_t p_stride     = 0;
-  std::int64_t stats_stride = 0;
+  Mode mode                 = Mode::mask;
   int capacity              = 0;  // on-chip candidates per team
   int tier_capacity         = 0;  // device-memory candidates per team
   int buckets               = 0;  // histogram buckets (0: no histogram)
@@ -71,7 +110,15 @@ struct Filters {
   bool topk  = false;
   bool topp  = false;
   bool tail  = false;  // the first read weighed the entries at or below t
-  KOKKOS_INLINE_FUNCTION bool any() const { return topk || topp; }
+  bool minp  = false;  // min-p not yet resolved into k (see apply_min_p)
+  bool draw  = false;  // sample_tokens on a row without a filter: top-p's
+                       // search finds the drawn entry (see decide_after_scan)
+  bool list_all = false;  // candidate_list on a row without a filter
+  float min_p       = 0.0f;
+  float temperature = 1.0f;
+  float inv_t       = 1.0f;  // 1 / temperature; 0 at +inf
+  std::uint64_t u   = 0;     // the draw's uniform 64 bits
+  KOKKOS_INLINE_FUNCTION bool any() const { return topk || topp || minp; }
 };
 
 // How the decided mask reaches the row.
@@ -87,7 +134,8 @@ enum class Write : std::int8_t {
 struct Decision {
   Boundary cut{0, 0, 0, 0};
   Write write = Write::none;
-  int set_size = 0;  // gathered entries the write uses
+  int set_size = 0;    // gathered entries the write uses
+  bool drawn = false;  // cut's last kept entry is the drawn token
 };
 
 // The buckets a miss gathers, and the entries above them.
@@ -103,21 +151,21 @@ struct HeadMass {
   bool known   = false;
 };
 
-template <class ExecutionSpace>
+template <class ExecutionSpace, class T = float>
 struct MaskKernel {
   using policy_type = Kokkos::TeamPolicy<
       ExecutionSpace, typename Policy<ExecutionSpace>::launch_bounds>;
   using member_type   = typename policy_type::member_type;
   using scratch_space = typename ExecutionSpace::scratch_memory_space;
-  template <class T>
-  using scratch_view = Kokkos::View<T*, scratch_space, Kokkos::MemoryUnmanaged>;
+  template <class U>
+  using scratch_view = Kokkos::View<U*, scratch_space, Kokkos::MemoryUnmanaged>;
   static constexpr int row_unroll = Policy<ExecutionSpace>::row_unroll;
   static constexpr int slots      = 2;  // team-shared ints: counter, result
 
-  float* logits;
-  const int* k;      // nullptr: no top-k on any row
-  const float* p;    // nullptr: no top-p on any row
-  RowStats* stats;   // nullptr: no diagnostics
+  using value_type = T;
+
+  T* logits;  // written only by Mode::mask
+  RowIO io;
   KernelParams prm;
   SigmaTables tables;
 
@@ -144,7 +192,7 @@ struct MaskKernel {
     scratch_view<int> shared(team.team_scratch(0), std::size_t(slots));
     const std::int64_t tier = std::int64_t(team.league_rank()) * prm.tier_capacity;
     Scratch s;
-    s.set    = Candidates{values.data(),
+    s.set = Candidates{values.data(),
                        columns.data(),
                        prm.capacity,
                        prm.tier_capacity > 0 ? prm.tier_values + tier : nullptr,
@@ -163,20 +211,35 @@ struct MaskKernel {
 
   KOKKOS_INLINE_FUNCTION void mask_row(member_type const& team, std::int64_t r,
                                        Scratch const& s) const {
-    float* row = logits + r * prm.row_stride;
+    T* row = logits + r * prm.row_stride;
     RowStats st{RowPath::off, RowPath::off, 0, 0, 0, 0, 1, 0, false};
-    Filters f  = read_filters(r);
-    if (!f.any()) return record(team, r, st);
+    Filters f = read_filters(r);
+    if (!f.any()) {
+      if (prm.mode == Mode::mask) return record(team, r, st);
+      if (prm.mode == Mode::sample) {
+        // No filter: the drawn entry is where the order's cumulative
+        // weight reaches the draw's target, which top-p's search finds.
+        f.draw = true;
+        f.topp = true;
+      } else {
+        // No filter: the list is the row's first C entries (a top-k), with
+        // the probabilities of the whole row.
+        f.list_all = true;
+        f.k        = io.list_size;
+        f.topk     = f.k > 0 && f.k < prm.vocab;
+      }
+    }
 
     const Threshold th  = threshold(team, row, f);
     const BucketMap map = BucketMap::make(histogram_low(th, f), th.t,
                                           th.valid() && prm.buckets > 1 ? prm.buckets : 1);
     f.tail             = th.valid() && f.topp && !f.topk;
-    const RowScan scan = gather_outliers(team, row, map, s, f.tail);
+    const RowScan scan = gather_outliers(team, row, map, s, f);
     const int outliers   = *s.set.counter;
     st.outliers          = outliers;
     st.row_passes        = 1;
     team.team_barrier();
+    if (f.minp) apply_min_p(team, row, f, th, scan, outliers, s, st);
 
     Decision d;
     BucketPlan plan;
@@ -185,14 +248,32 @@ struct MaskKernel {
       case Next::whole_row: d = decide_whole_row(team, row, f, scan, st); break;
       case Next::write: break;
     }
-    write_mask(team, row, d, s);
-    record(team, r, st);
+    if (prm.mode == Mode::mask) {
+      write_mask(team, row, d, s);
+      record(team, r, st);
+    } else if (prm.mode == Mode::sample) {
+      write_token(team, r, row, f, scan, d, s);
+    } else {
+      write_list(team, r, row, f, scan, d, s);
+    }
   }
 
+  // The row's filters (RowIO) after the definition's special cases
+  // (docs/SEMANTICS.md): greedy rows are top-1, p <= 0 is top-1, and
+  // min-p is resolved into a k after the first read (apply_min_p).
   KOKKOS_INLINE_FUNCTION Filters read_filters(std::int64_t r) const {
     Filters f;
-    f.k    = k ? k[r * prm.k_stride] : 0;
-    f.p    = p ? p[r * prm.p_stride] : 1.0f;
+    const float temp = io.temperature ? io.temperature[r * io.temperature_stride] : 1.0f;
+    if (!(temp > 0.0f)) {
+      // Greedy (T <= 0 or NaN): the top entry alone; no other filter.
+      f.k    = 1;
+      f.topk = 1 < prm.vocab;
+      return f;
+    }
+    f.temperature = temp;
+    f.inv_t       = 1.0f / temp;
+    f.k    = io.k ? io.k[r * io.k_stride] : 0;
+    f.p    = io.p ? io.p[r * io.p_stride] : 1.0f;
     f.topk = f.k > 0 && f.k < prm.vocab;
     f.topp = f.p < 1.0f;  // NaN: off
     if (f.topp && !(f.p > 0.0f)) {
@@ -201,7 +282,56 @@ struct MaskKernel {
       f.k    = 1;
       f.topk = 1 < prm.vocab;
     }
+    const float m = io.min_p ? io.min_p[r * io.min_p_stride] : 0.0f;
+    f.minp        = m > 0.0f;  // NaN: off
+    f.min_p       = m < 1.0f ? m : 1.0f;
+    if (io.seeds)
+      f.u = philox_u64(io.seeds[r * io.seeds_stride], io.offsets[r * io.offsets_stride]);
     return f;
+  }
+
+  // The row's fixed-point weights: relative to its maximum, at its
+  // temperature.
+  KOKKOS_INLINE_FUNCTION MassMeasure mass_of(RowScan const& scan,
+                                             Filters const& f) const {
+    return MassMeasure{key_value(scan.max_key), prm.weight_scale, f.inv_t};
+  }
+
+  // min-p, once the first read knows the row's maximum M: the entries with
+  // x >= c = M + T ln(min_p) are a prefix of the order, so min-p is top-k
+  // with k = their count (or top-k's own k, if smaller). The count is taken
+  // in the gathered set when c lies above t and every outlier was kept,
+  // else by one more read of the row.
+  KOKKOS_INLINE_FUNCTION void apply_min_p(member_type const& team, const T* row,
+                                          Filters& f, Threshold const& th,
+                                          RowScan const& scan, int outliers,
+                                          Scratch const& s, RowStats& st) const {
+    f.minp = false;
+    if (scan.candidates == 0) return;
+    const float M = key_value(scan.max_key);
+    double c      = double(M);
+    if (f.min_p < 1.0f && is_finite_value(M))
+      c = double(M) + double(f.temperature) * log_d(double(f.min_p));
+    std::uint32_t count = 0;
+    const auto at_least = [&](float z) { return double(z) >= c; };
+    if (th.valid() && c > double(th.t) && outliers <= s.set.capacity()) {
+      team_reduce(
+          team, outliers,
+          [&](int i, std::uint32_t& acc) { acc += at_least(s.set.value(i)) ? 1u : 0u; },
+          Kokkos::Sum<std::uint32_t>(count));
+    } else {
+      const RowSource<T> src{row, prm.vocab};
+      team_reduce(
+          team, prm.vocab,
+          [&](int i, std::uint32_t& acc) { acc += at_least(src[i]) ? 1u : 0u; },
+          Kokkos::Sum<std::uint32_t>(count));
+      st.row_passes = std::int16_t(st.row_passes + 1);
+    }
+    const std::uint32_t k = f.topk ? std::uint32_t(f.k) : scan.candidates;
+    if (count < k) {
+      f.k    = int(count);
+      f.topk = true;
+    }
   }
 
   // ------------------------------------------------------- stage 1: gather
@@ -219,6 +349,7 @@ struct MaskKernel {
   KOKKOS_INLINE_FUNCTION float truncation_delta(Filters const& f) const {
     const double vocab = double(prm.vocab);
     const float fit    = tables.topk[table_index(0.5 * prm.capacity / vocab)];
+    if (f.draw || (f.minp && !f.topk && !f.topp)) return fit;
     if (f.topk) {
       const float dk = tables.topk[table_index(double(f.k) / vocab)];
       const float lo = with_margin(dk);
@@ -245,7 +376,7 @@ struct MaskKernel {
   }
 
   KOKKOS_INLINE_FUNCTION Threshold threshold(member_type const& team,
-                                             const float* row,
+                                             const T* row,
                                              Filters const& f) const {
     const float nan = bits_as_float(0x7FC00000u);
     if (!prm.truncation) return Threshold{nan, nan, 0.0, 0.0};
@@ -254,10 +385,10 @@ struct MaskKernel {
 
   // Pass 1: outliers into the candidate set, the rest into the histogram.
   KOKKOS_INLINE_FUNCTION RowScan gather_outliers(member_type const& team,
-                                                 const float* row,
+                                                 const T* row,
                                                  BucketMap const& map,
                                                  Scratch const& s,
-                                                 bool want_tail) const {
+                                                 Filters const& f) const {
     // The set and the histogram are reused row after row: no thread may
     // reset them while another still reads the previous row's.
     team.team_barrier();
@@ -268,7 +399,7 @@ struct MaskKernel {
                            [&](int b) { hist[b] = 0; });
     team.team_barrier();
     const RowScan scan = scan_row<row_unroll>(team, row, prm.vocab, map, s.set,
-                                              hist, want_tail, prm.weight_scale);
+                                              hist, f.tail, prm.weight_scale, f.inv_t);
     if (hist != nullptr)
       Kokkos::single(Kokkos::PerTeam(team), [&]() { hist[0] = scan.below; });
     team.team_barrier();
@@ -277,9 +408,9 @@ struct MaskKernel {
 
   // ------------------------------------------------------ stage 2: search
 
-  template <class Measure>
+  template <class Src, class Measure>
   KOKKOS_INLINE_FUNCTION Boundary search(member_type const& team,
-                                         Source const& src,
+                                         Src const& src,
                                          Measure const& measure, key_type floor,
                                          std::uint32_t boundary_count,
                                          weight_type target, key_type lo,
@@ -293,8 +424,9 @@ struct MaskKernel {
 
   // Top-p on the survivors of a top-k cut in `src`: keys above cut.key plus
   // cut.keep copies of it. Returns the combined boundary.
+  template <class Src>
   KOKKOS_INLINE_FUNCTION Boundary topp_after_topk(member_type const& team,
-                                                  Source const& src,
+                                                  Src const& src,
                                                   MassMeasure const& mass,
                                                   Boundary const& cut, float pr,
                                                   key_type hi, RowStats& st) const {
@@ -310,8 +442,9 @@ struct MaskKernel {
   // Top-k by count, then top-p on its survivors when the row has a p; the
   // search set `src` holds every survivor. `target` is k less the entries
   // known to lie above the set.
+  template <class Src>
   KOKKOS_INLINE_FUNCTION Boundary search_k_then_p(member_type const& team,
-                                                  Source const& src, Filters const& f,
+                                                  Src const& src, Filters const& f,
                                                   MassMeasure const& mass,
                                                   weight_type target, key_type lo,
                                                   key_type hi, RowPath path,
@@ -336,7 +469,7 @@ struct MaskKernel {
     if (f.topk && std::uint32_t(f.k) < keep) keep = std::uint32_t(f.k);
     if (f.topp) {
       // Equal weights (the maximum's, 2^F): the target over the unit.
-      const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
+      const MassMeasure mass   = mass_of(scan, f);
       const weight_type unit   = mass.unit(scan.max_key);
       const weight_type target = mass_target(f.p, double(unit * keep));
       const std::uint32_t need = std::uint32_t((target + unit - 1) / unit);
@@ -357,9 +490,9 @@ struct MaskKernel {
                                            Scratch const& s, Decision& d,
                                            HeadMass& head, RowStats& st) const {
     if (outliers > s.set.capacity()) return false;
-    const Source src      = s.set.source(outliers);
-    const key_type lo     = order_key(th.t);
-    const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
+    const Source src       = s.set.source(outliers);
+    const key_type lo      = order_key(th.t);
+    const MassMeasure mass = mass_of(scan, f);
     Boundary cut;
     if (f.topk) {
       if (outliers < f.k || outliers == 0) return false;
@@ -369,9 +502,13 @@ struct MaskKernel {
       if (!(f.topp && f.tail)) return false;
       // The tail was weighed relative to t; rescale it to the max.
       head.head  = double(sum_above(team, src, mass, neg_inf_key));
-      head.total = head.head +
-                   double(scan.tail) * exp_d(double(th.t) - double(mass.ref));
+      // (A row whose maximum is +inf gives its finite tail weight 0.)
+      const double down = (double(th.t) - double(mass.ref)) * double(mass.inv_t);
+      head.total = head.head + (down == down ? double(scan.tail) * exp_d(down) : 0.0);
       head.known = true;
+      // A draw needs the exact total of the row's weights, which only a
+      // second read gives: never a hit.
+      if (f.draw) return false;
       const weight_type target = mass_target(f.p, head.total);
       if (!(head.head >= double(target))) return false;
       cut = search(team, src, mass, neg_inf_key, 0, target, lo, scan.max_key);
@@ -402,8 +539,12 @@ struct MaskKernel {
       mark(st, f, RowPath::trivial);  // all -inf / NaN: left as it is
       return Next::write;
     }
-    if (scan.min_key == scan.max_key) {
+    if (scan.min_key == scan.max_key && !f.draw) {
       d = decide_flat(team, f, scan, st);
+      return Next::write;
+    }
+    if (scan.min_key == scan.max_key) {
+      d = all_candidates(scan, st);  // a draw on a flat row: by column
       return Next::write;
     }
     if (f.topk && scan.candidates <= std::uint32_t(f.k)) {
@@ -412,9 +553,7 @@ struct MaskKernel {
     }
     if (!f.any()) {
       // Top-k kept every candidate: only NaN entries change (to -inf).
-      d.cut   = Boundary{scan.min_key, scan.candidates, scan.candidates, 0};
-      d.write = Write::row;
-      st.row_passes += 2;
+      d = all_candidates(scan, st);
       return Next::write;
     }
     HeadMass head;
@@ -425,9 +564,19 @@ struct MaskKernel {
     return Next::whole_row;
   }
 
+  // Every candidate of the row kept (written by a masked read + write).
+  KOKKOS_INLINE_FUNCTION static Decision all_candidates(RowScan const& scan,
+                                                        RowStats& st) {
+    Decision d;
+    d.cut   = Boundary{scan.min_key, scan.candidates, scan.candidates, 0};
+    d.write = Write::row;
+    st.row_passes += 2;
+    return d;
+  }
+
   // The miss path (boundary_buckets.hpp): the buckets that hold the
   // boundary are gathered by a second read, which masks the rest.
-  KOKKOS_INLINE_FUNCTION void second_read(member_type const& team, float* row,
+  KOKKOS_INLINE_FUNCTION void second_read(member_type const& team, T* row,
                                           Filters const& f, BucketMap const& map,
                                           RowScan const& scan,
                                           BucketPlan const& plan, Scratch const& s,
@@ -436,9 +585,10 @@ struct MaskKernel {
     team.team_barrier();
     s.set.reset(team);
     team.team_barrier();
-    const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
-    const RangeMass exact = gather_range(team, row, prm.vocab, map, plan.range,
-                                         s.set, f.topp && !f.topk, mass);
+    const MassMeasure mass = mass_of(scan, f);
+    const RangeMass exact  = gather_range(team, row, prm.vocab, map, plan.range,
+                                          s.set, f.topp && !f.topk, mass,
+                                          prm.mode == Mode::mask);
     team.team_barrier();
     resolve_buckets(team, f, scan, plan, exact, *s.set.counter, s, d, st);
   }
@@ -468,14 +618,18 @@ struct MaskKernel {
       if (range.lo < 0) return false;  // unreachable: candidates > k
     } else if (head.known) {
       const double slack = 1e-5 * head.total + 4.0 * double(prm.vocab) + 4.0;
-      const double want  = double(f.p) * head.total;
+      const double share = f.draw ? double(f.u) * 0x1p-64 : double(f.p);
+      const double want  = share * head.total;
       range = topp_range(team, s.hist, map, head.head, want - slack,
                          want + slack, key_value(scan.max_key),
-                         prm.weight_scale, s.result);
+                         prm.weight_scale, f.inv_t, s.result);
     } else {
       range.lo = 0;  // top-p whose top-k was trivial: every candidate
       range.hi = nb;
     }
+    // The sampler and the list need every survivor in the set: the
+    // range then reaches the top (a draw needs only its target's buckets).
+    if (prm.mode != Mode::mask && !f.draw) range.hi = nb;
     const RangeCounts counts =
         count_range(team, s.hist, nb, std::uint32_t(outliers), range);
     if (counts.inside > std::uint32_t(s.set.capacity()) || counts.inside == 0)
@@ -493,8 +647,8 @@ struct MaskKernel {
                                               RangeMass const& exact, int n,
                                               Scratch const& s, Decision& d,
                                               RowStats& st) const {
-    const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
-    const Source src = s.set.source(n);
+    const MassMeasure mass = mass_of(scan, f);
+    const Source src       = s.set.source(n);
     st.row_passes += 2;
     st.gathered = n;
     st.tier     = n > s.set.cap0;
@@ -504,10 +658,19 @@ struct MaskKernel {
       cut = search_k_then_p(team, src, f, mass, weight_type(std::uint32_t(f.k) - above),
                             neg_inf_key, scan.max_key, RowPath::buckets, st);
     } else {
-      const weight_type target = mass_target(f.p, double(exact.total));
+      // A draw's target: floor(u W / 2^64) + 1 of the exact total W.
+      const weight_type target = f.draw ? mul_high_64(f.u, exact.total) + 1
+                                        : mass_target(f.p, double(exact.total));
       // The range holds the boundary: more than `above`, at most all.
       const weight_type inside = exact.total - exact.above;
       const bool held = target > exact.above && target - exact.above <= inside;
+      if (f.draw && !held) {
+        // The planned buckets missed the target (the first read's total is
+        // approximate): the draw is taken over the whole row instead.
+        d = all_candidates(scan, st);
+        return;
+      }
+      d.drawn = f.draw;
       cut = search(team, src, mass, neg_inf_key, 0, target - exact.above,
                    neg_inf_key, scan.max_key);
       st.topp_path   = RowPath::buckets;
@@ -521,12 +684,14 @@ struct MaskKernel {
   // The whole-row search: the paper's ablation without truncation, and the
   // fallback when no candidate tier can hold the boundary.
   KOKKOS_INLINE_FUNCTION Decision decide_whole_row(member_type const& team,
-                                                   const float* row,
+                                                   const T* row,
                                                    Filters const& f,
                                                    RowScan const& scan,
                                                    RowStats& st) const {
-    const Source src{row, prm.vocab};
-    const MassMeasure mass{key_value(scan.max_key), prm.weight_scale};
+    // A draw over the whole row is write_token's (it needs the total).
+    if (f.draw) return all_candidates(scan, st);
+    const RowSource<T> src{row, prm.vocab};
+    const MassMeasure mass = mass_of(scan, f);
     const key_type lo = key_type(scan.min_key - 1);
     Boundary cut{scan.min_key, scan.candidates, scan.candidates, 0};
     if (f.topk) {
@@ -570,7 +735,7 @@ struct MaskKernel {
     return tie_column_bound(team, set, d.set_size, d.cut.key, keep, prm.vocab);
   }
 
-  KOKKOS_INLINE_FUNCTION void write_mask(member_type const& team, float* row,
+  KOKKOS_INLINE_FUNCTION void write_mask(member_type const& team, T* row,
                                          Decision const& d, Scratch const& s) const {
     if (d.write == Write::none) return;
     const int bound = tie_column(team, d, s.set);
@@ -582,6 +747,229 @@ struct MaskKernel {
       mask_gathered(team, row, s.set, d.set_size, d.cut.key, bound);
   }
 
+  // ------------------------------------ sample_tokens and candidate_list
+
+  // Whether every kept entry of decision d is in the gathered set.
+  KOKKOS_INLINE_FUNCTION static bool kept_in_set(Decision const& d) {
+    return d.write == Write::from_set || d.write == Write::gathered;
+  }
+
+  // Gathers exactly the kept set of `cut` (keys above it, and the first
+  // cut.keep of its group by column) with an ordered scan of the row.
+  // Returns false when it holds more entries than the set.
+  KOKKOS_INLINE_FUNCTION bool gather_kept(member_type const& team, const T* row,
+                                          Boundary const& cut, Scratch const& s,
+                                          Decision& d) const {
+    team.team_barrier();
+    s.set.reset(team);
+    team.team_barrier();
+    const float c = key_value(cut.key);
+    Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, prm.vocab),
+                          [&](int i, std::uint32_t& rank, bool final) {
+                            const float z  = to_float(row[i]);
+                            const bool tie = z == c;
+                            if (final && (z > c || (tie && rank < cut.keep)))
+                              s.set.push(z, i);
+                            if (tie) rank += 1;
+                          });
+    team.team_barrier();
+    d.set_size = *s.set.counter;
+    d.write    = Write::from_set;
+    team.team_barrier();
+    return d.set_size <= s.set.capacity();
+  }
+
+  // Column of the keep-th entry (in column order) with key K in the row.
+  KOKKOS_INLINE_FUNCTION int column_in_row(member_type const& team, const T* row,
+                                           key_type K, std::uint32_t keep,
+                                           Scratch const& s) const {
+    const float c = key_value(K);
+    Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, prm.vocab),
+                          [&](int i, std::uint32_t& rank, bool final) {
+                            const bool tie = to_float(row[i]) == c;
+                            if (final && tie && rank + 1 == keep) *s.result = i;
+                            if (tie) rank += 1;
+                          });
+    team.team_barrier();
+    const int column = *s.result;
+    team.team_barrier();
+    return column;
+  }
+
+  // sample_tokens: the entry where the kept set's cumulative weight, in
+  // the definition's order, first exceeds floor(u W / 2^64). The search is
+  // top-p's, on the kept set (keys above the cut plus cut.keep copies of
+  // it), with that integer target; the drawn entry is the last one the
+  // search keeps.
+  KOKKOS_INLINE_FUNCTION void write_token(member_type const& team, std::int64_t r,
+                                          const T* row, Filters const& f,
+                                          RowScan const& scan, Decision d,
+                                          Scratch const& s) const {
+    int token = -1;
+    if (scan.candidates > 0) {
+      const MassMeasure mass = mass_of(scan, f);
+      Boundary cut           = d.cut;
+      if (d.drawn) {
+        token = tie_column_bound(team, s.set, d.set_size, cut.key, cut.keep, prm.vocab);
+      } else if (kept_in_set(d) || gather_kept(team, row, cut, s, d)) {
+        const Source src = s.set.source(d.set_size);
+        const weight_type W =
+            sum_above(team, src, mass, cut.key) + mass.unit(cut.key) * cut.keep;
+        const Boundary b = search(team, src, mass, cut.key, cut.keep,
+                                  mul_high_64(f.u, W) + 1, key_type(cut.key - 1),
+                                  scan.max_key);
+        token = tie_column_bound(team, s.set, d.set_size, b.key, b.keep, prm.vocab);
+      } else {
+        // The kept set is larger than the candidate tiers: the same search
+        // over the row.
+        const RowSource<T> src{row, prm.vocab};
+        const weight_type W =
+            sum_above(team, src, mass, cut.key) + mass.unit(cut.key) * cut.keep;
+        const Boundary b = search(team, src, mass, cut.key, cut.keep,
+                                  mul_high_64(f.u, W) + 1, key_type(cut.key - 1),
+                                  scan.max_key);
+        token = column_in_row(team, row, b.key, b.keep, s);
+      }
+    }
+    Kokkos::single(Kokkos::PerTeam(team),
+                   [&]() { io.tokens[r * io.tokens_stride] = token; });
+  }
+
+  // Size and fixed-point weight of the kept entries of a set or row.
+  struct KeptSum {
+    weight_type mass;
+    std::uint32_t count;
+    KOKKOS_INLINE_FUNCTION static void init(KeptSum& v) {
+      v.mass  = 0;
+      v.count = 0;
+    }
+    KOKKOS_INLINE_FUNCTION static void join(KeptSum& a, const KeptSum& b) {
+      a.mass += b.mass;
+      a.count += b.count;
+    }
+  };
+
+  template <class Src>
+  KOKKOS_INLINE_FUNCTION KeptSum kept_sum(member_type const& team, Src const& src,
+                                          MassMeasure const& mass,
+                                          Boundary const& cut) const {
+    KeptSum sum;
+    team_reduce(
+        team, src.count(),
+        [&](int i, KeptSum& acc) {
+          const float z = src[i];
+          if (order_key(z) > cut.key) {
+            acc.mass += mass(z);
+            acc.count += 1;
+          }
+        },
+        StructReducer<KeptSum>(sum));
+    sum.mass += mass.unit(cut.key) * cut.keep;
+    sum.count += cut.keep;
+    return sum;
+  }
+
+  // candidate_list: the first min(C, K) kept entries in order, with their
+  // probabilities under the kept set's weights, and K.
+  KOKKOS_INLINE_FUNCTION void write_list(member_type const& team, std::int64_t r,
+                                         const T* row, Filters const& f,
+                                         RowScan const& scan, Decision d,
+                                         Scratch const& s) const {
+    const int C = io.list_size;
+    int listed  = 0;
+    KeptSum kept{0, 0};
+    if (scan.candidates > 0) {
+      const MassMeasure mass = mass_of(scan, f);
+      Boundary list_cut      = d.cut;
+      // (C = 0: only the count.)
+      bool in_set            = kept_in_set(d) || gather_kept(team, row, d.cut, s, d);
+      if (f.list_all) {
+        // d is the row's top C: the probabilities are the whole row's.
+        kept = kept_sum(team, RowSource<T>{row, prm.vocab}, mass,
+                        Boundary{neg_inf_key, 0, 0, 0});
+      } else if (in_set) {
+        kept = kept_sum(team, s.set.source(d.set_size), mass, d.cut);
+        if (kept.count > std::uint32_t(C) && C > 0)
+          list_cut = search(team, s.set.source(d.set_size), CountMeasure{}, d.cut.key,
+                            d.cut.keep, weight_type(C), key_type(d.cut.key - 1),
+                            scan.max_key);
+      } else {
+        // More kept entries than the tiers hold: the list's cut over the
+        // row, then exactly the listed entries gathered.
+        const RowSource<T> src{row, prm.vocab};
+        kept = kept_sum(team, src, mass, d.cut);
+        if (C > 0) {
+          list_cut = search(team, src, CountMeasure{}, d.cut.key, d.cut.keep,
+                            weight_type(C), key_type(d.cut.key - 1), scan.max_key);
+          in_set = gather_kept(team, row, list_cut, s, d);
+        }
+      }
+      if (in_set && C > 0) listed = list_entries(team, r, s, d.set_size, list_cut, mass, kept, f);
+    }
+    // Past the list: id -1, probability 0, log-probability -inf.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, listed, C), [&](int j) {
+      io.ids[r * io.ids_row + j * io.ids_slot] = -1;
+      if (io.probs) io.probs[r * io.probs_row + j * io.probs_slot] = 0.0f;
+      if (io.logprobs)
+        io.logprobs[r * io.logprobs_row + j * io.logprobs_slot] =
+            bits_as_float(neg_inf_bits);
+    });
+    Kokkos::single(Kokkos::PerTeam(team),
+                   [&]() { io.counts[r * io.counts_stride] = int(kept.count); });
+  }
+
+  // Writes the set's entries kept by list_cut at their places in the order:
+  // an entry's place is the number of listed entries before it (a larger
+  // key, or the same key in a lower column). Returns how many.
+  KOKKOS_INLINE_FUNCTION int list_entries(member_type const& team, std::int64_t r,
+                                          Scratch const& s, int n,
+                                          Boundary const& cut,
+                                          MassMeasure const& mass,
+                                          KeptSum const& kept,
+                                          Filters const& f) const {
+    const int bound = tie_column_bound(team, s.set, n, cut.key, cut.keep, prm.vocab);
+    const Candidates& set = s.set;
+    const auto listed = [&](key_type key, int column) {
+      return key > cut.key || (key == cut.key && column <= bound);
+    };
+    const double W        = double(kept.mass);
+    const double log_norm = log_d(W / double(prm.weight_scale));
+    const bool inf_max    = !is_finite_value(mass.ref);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
+      const float z      = set.value(i);
+      const key_type key = order_key(z);
+      const int column   = set.column(i);
+      if (!listed(key, column)) return;
+      int place = 0;
+      for (int j = 0; j < n; ++j) {
+        const key_type kj = order_key(set.value(j));
+        const int cj      = set.column(j);
+        if (listed(kj, cj) && (kj > key || (kj == key && cj < column))) ++place;
+      }
+      const weight_type w = mass(z);
+      io.ids[r * io.ids_row + place * io.ids_slot] = column;
+      if (io.probs)
+        io.probs[r * io.probs_row + place * io.probs_slot] = float(double(w) / W);
+      if (io.logprobs) {
+        // Exact in double from the value; a +inf maximum's limit otherwise.
+        const double lp =
+            inf_max ? (w > 0 ? log_d(double(w) / W) : -double(bits_as_float(0x7F800000u)))
+                    : (double(z) - double(mass.ref)) * double(f.inv_t) - log_norm;
+        io.logprobs[r * io.logprobs_row + place * io.logprobs_slot] = float(lp);
+      }
+    });
+    const std::uint32_t above_and_kept = cut.keep;
+    std::uint32_t count = 0;
+    team_reduce(
+        team, n,
+        [&](int i, std::uint32_t& acc) {
+          if (order_key(set.value(i)) > cut.key) acc += 1;
+        },
+        Kokkos::Sum<std::uint32_t>(count));
+    team.team_barrier();
+    return int(count + above_and_kept);
+  }
+
   KOKKOS_INLINE_FUNCTION static void mark(RowStats& st, Filters const& f,
                                           RowPath path) {
     if (f.topk) st.topk_path = path;
@@ -590,9 +978,9 @@ struct MaskKernel {
 
   KOKKOS_INLINE_FUNCTION void record(member_type const& team, std::int64_t r,
                                      RowStats const& st) const {
-    if (stats == nullptr) return;
+    if (io.stats == nullptr) return;
     Kokkos::single(Kokkos::PerTeam(team),
-                   [&]() { stats[r * prm.stats_stride] = st; });
+                   [&]() { io.stats[r * io.stats_stride] = st; });
   }
 };
 

@@ -38,15 +38,16 @@ struct CountMeasure {
   KOKKOS_INLINE_FUNCTION weight_type unit(key_type) const { return 1; }
 };
 
-// Top-p measure: exp(z - row max) in fixed point (see keys.hpp).
+// Top-p measure: exp((z - row max) / T) in fixed point (see keys.hpp).
 struct MassMeasure {
   float ref;    // the row's maximum
   float scale;  // 2^F
+  float inv_t;  // 1 / temperature
   KOKKOS_INLINE_FUNCTION weight_type operator()(float z) const {
-    return fixed_weight(z, ref, scale);
+    return fixed_weight(z, ref, scale, inv_t);
   }
   KOKKOS_INLINE_FUNCTION weight_type unit(key_type key) const {
-    return fixed_weight(key_value(key), ref, scale);
+    return fixed_weight(key_value(key), ref, scale, inv_t);
   }
 };
 
@@ -84,10 +85,11 @@ struct Boundary {
   int passes;                 // pivot-search passes taken
 };
 
-// Total weight of the entries of `src` with key > floor.
-template <class Member, class Measure>
+// Total weight of the entries of `src` with key > floor. A source is the
+// gathered set (Source) or a whole row (RowSource): count() and values.
+template <class Member, class Src, class Measure>
 KOKKOS_INLINE_FUNCTION weight_type sum_above(Member const& team,
-                                             Source const& src,
+                                             Src const& src,
                                              Measure const& measure,
                                              key_type floor) {
   weight_type total = 0;
@@ -107,9 +109,9 @@ constexpr int max_search_passes = 64;
 
 // Requires M(> lo) >= target > M(> hi) and target >= 1, where M counts the
 // entries of `src` with key > floor plus `boundary_count` copies of `floor`.
-template <int NP, class Member, class Measure>
+template <int NP, class Member, class Src, class Measure>
 KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
-                                             Source const& src,
+                                             Src const& src,
                                              Measure const& measure,
                                              key_type floor,
                                              std::uint32_t boundary_count,

@@ -23,16 +23,17 @@ namespace detail {
 
 // Writes -inf over n entries from p without reading them (16-byte stores
 // for the aligned body).
-template <class Member>
-KOKKOS_INLINE_FUNCTION void fill_neg_inf(Member const& team, float* p, int n) {
-  const float neg_inf  = bits_as_float(neg_inf_bits);
+template <class Member, class T>
+KOKKOS_INLINE_FUNCTION void fill_neg_inf(Member const& team, T* p, int n) {
+  constexpr int L      = Lanes<T>::n;
   const RowSplit split = split_row(p, n);
-  const Float4 fill{{neg_inf, neg_inf, neg_inf, neg_inf}};
+  Group<T> fill;
+  for (int l = 0; l < L; ++l) fill.v[l] = neg_inf_of<T>();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, split.iterations()), [&](int i) {
     if (i < split.body)
-      store4(p + split.head + 4 * i, fill);
+      store_group(p + split.head + L * i, fill);
     else
-      p[split.loose_column(i)] = neg_inf;
+      p[split.loose_column(i)] = neg_inf_of<T>();
   });
 }
 
@@ -45,14 +46,13 @@ KOKKOS_INLINE_FUNCTION void fill_neg_inf(Member const& team, float* p, int n) {
 // The comparisons use the boundary's float value instead of keys: for K a
 // candidate key, key(z) >= K exactly when z >= value(K) (NaN fails both;
 // -0.0 and +0.0 compare equal in both), and likewise for > and ==.
-template <class Member>
-KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, float* row,
-                                       int vocab, key_type K,
-                                       std::uint32_t keep,
+template <class Member, class T>
+KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, T* row, int vocab,
+                                       key_type K, std::uint32_t keep,
                                        std::uint32_t group_in_row,
                                        int tie_column) {
-  const float neg_inf = bits_as_float(neg_inf_bits);
-  const float cut     = key_value(K);
+  constexpr int L      = Lanes<T>::n;
+  const float cut      = key_value(K);
   const RowSplit split = split_row(row, vocab);
   if (tie_column >= 0 && group_in_row == std::uint32_t(vocab)) {
     // Every entry equals the cut: the kept ones are the columns up to the
@@ -60,40 +60,31 @@ KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, float* row,
     if (tie_column < vocab - 1)
       fill_neg_inf(team, row + tie_column + 1, vocab - 1 - tie_column);
   } else if (tie_column >= 0) {
-    // Groups of four are read and, when any of them changes, written whole
-    // (the unchanged ones with their own bits).
+    // Groups are read and, when any of them changes, written whole (the
+    // unchanged entries with their own bits).
     const auto drop = [&](float z, int column) {
-      return !(z > cut || (z == cut && column <= tie_column)) &&
-             float_as_bits(z) != neg_inf_bits;
+      return !(z > cut || (z == cut && column <= tie_column)) && !stored_neg_inf(z);
     };
     Kokkos::parallel_for(
         Kokkos::TeamThreadRange(team, split.iterations()), [&](int i) {
           if (i < split.body) {
-            const int column = split.head + 4 * i;
-            float* at        = row + column;
-            Float4 x = load4(at);
-            // Constant indices (see visit4).
-            const bool d0 = drop(x.v[0], column), d1 = drop(x.v[1], column + 1);
-            const bool d2 = drop(x.v[2], column + 2), d3 = drop(x.v[3], column + 3);
-            if (d0) x.v[0] = neg_inf;
-            if (d1) x.v[1] = neg_inf;
-            if (d2) x.v[2] = neg_inf;
-            if (d3) x.v[3] = neg_inf;
-            if (d0 || d1 || d2 || d3) store4(at, x);
+            T* at      = row + split.head + L * i;
+            Group<T> x = load_group(at);
+            if (drop_in_group(x, split.head + L * i, drop)) store_group(at, x);
           } else {
             const int j = split.loose_column(i);
-            if (drop(row[j], j)) row[j] = neg_inf;
+            if (drop(to_float(row[j]), j)) row[j] = neg_inf_of<T>();
           }
         });
   } else {
     Kokkos::parallel_scan(
         Kokkos::TeamThreadRange(team, vocab),
         [&](int i, std::uint32_t& rank, bool final) {
-          const float z  = row[i];
+          const float z  = to_float(row[i]);
           const bool tie = z == cut;
           if (final) {
             const bool kept = z > cut || (tie && rank < keep);
-            if (!kept && float_as_bits(z) != neg_inf_bits) row[i] = neg_inf;
+            if (!kept && !stored_neg_inf(z)) row[i] = neg_inf_of<T>();
           }
           if (tie) rank += 1;
         });
@@ -164,8 +155,8 @@ KOKKOS_INLINE_FUNCTION bool kept(float z, int column, float cut, int tie_column)
 // written back from the set with their own bits. One write of the row
 // instead of a read and a write. The end state is the one apply_mask leaves
 // (entries that were -inf get -inf again, bit for bit).
-template <class Member>
-KOKKOS_INLINE_FUNCTION void apply_mask_from_set(Member const& team, float* row,
+template <class Member, class T>
+KOKKOS_INLINE_FUNCTION void apply_mask_from_set(Member const& team, T* row,
                                                 int vocab, Candidates const& set,
                                                 int n, key_type K,
                                                 int tie_column) {
@@ -175,22 +166,21 @@ KOKKOS_INLINE_FUNCTION void apply_mask_from_set(Member const& team, float* row,
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int j) {
     const float z = set.value(j);
     const int c   = set.column(j);
-    if (kept(z, c, cut, tie_column)) row[c] = z;
+    if (kept(z, c, cut, tie_column)) row[c] = from_float<T>(z);
   });
 }
 
 // After a pass that already wrote -inf over everything below the gathered
 // range and kept everything above it: -inf over the gathered entries that
 // are not kept (a scattered write of a few entries, not a pass).
-template <class Member>
-KOKKOS_INLINE_FUNCTION void mask_gathered(Member const& team, float* row,
+template <class Member, class T>
+KOKKOS_INLINE_FUNCTION void mask_gathered(Member const& team, T* row,
                                           Candidates const& set, int n,
                                           key_type K, int tie_column) {
-  const float neg_inf = bits_as_float(neg_inf_bits);
-  const float cut     = key_value(K);
+  const float cut = key_value(K);
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int j) {
     const int c = set.column(j);
-    if (!kept(set.value(j), c, cut, tie_column)) row[c] = neg_inf;
+    if (!kept(set.value(j), c, cut, tie_column)) row[c] = neg_inf_of<T>();
   });
 }
 

@@ -1,98 +1,166 @@
 #ifndef QRITA_DETAIL_ROW_ACCESS_HPP
 #define QRITA_DETAIL_ROW_ACCESS_HPP
 
-// Whole-row passes read the logits four floats at a time.
+// Whole-row passes read the logits 16 bytes at a time: four floats, or
+// eight 16-bit values (qrita::bfloat16, qrita::float16).
 //
 // The two full reads of a row (the gather and the masked write) are bound by
 // memory bandwidth. One 16-byte load per thread and iteration instead of
 // four 4-byte loads puts four times the bytes in flight per instruction,
 // which is what lets a few resident teams per multiprocessor keep HBM busy.
 // A row is split into a scalar head (up to the first 16-byte boundary), a
-// body of aligned groups of four, and a scalar tail, so any row pointer and
-// any vocabulary size work; the iteration space [0, body + head + tail)
-// lists the body's groups first, then the loose entries.
+// body of aligned groups, and a scalar tail, so any row pointer and any
+// vocabulary size work; the iteration space [0, body + head + tail) lists
+// the body's groups first, then the loose entries.
+//
+// Every entry is handed to the kernels as its exact float value (to_float);
+// the only values ever stored are -inf and kept entries' own values.
 
 #include <qrita/detail/compat.hpp>
+#include <qrita/types.hpp>
 
 #include <cstdint>
 
 namespace qrita {
 namespace detail {
 
-struct alignas(16) Float4 {
-  float v[4];
+// Entries per 16-byte group.
+template <class T>
+struct Lanes {
+  static_assert(is_logit_type<T>::value,
+                "qrita: logits must hold float, qrita::bfloat16 or qrita::float16");
+  static constexpr int n = int(16 / sizeof(T));
 };
 
+template <class T>
+struct alignas(16) Group {
+  T v[Lanes<T>::n];
+};
+
+// -inf in each format.
+template <class T>
+KOKKOS_INLINE_FUNCTION T neg_inf_of();
+template <>
+KOKKOS_INLINE_FUNCTION float neg_inf_of<float>() {
+  return bits_as_float(0xFF800000u);
+}
+template <>
+KOKKOS_INLINE_FUNCTION bfloat16 neg_inf_of<bfloat16>() {
+  return bfloat16{0xFF80u};
+}
+template <>
+KOKKOS_INLINE_FUNCTION float16 neg_inf_of<float16>() {
+  return float16{0xFC00u};
+}
+
+// Whether x is stored as -inf (exactly those bits: a NaN is not).
+KOKKOS_INLINE_FUNCTION bool stored_neg_inf(float x) {
+  return float_as_bits(x) == 0xFF800000u;
+}
+KOKKOS_INLINE_FUNCTION bool stored_neg_inf(bfloat16 x) { return x.bits == 0xFF80u; }
+KOKKOS_INLINE_FUNCTION bool stored_neg_inf(float16 x) { return x.bits == 0xFC00u; }
+
 struct RowSplit {
-  int head;  // loose entries before the first 16-byte boundary
-  int body;  // aligned groups of four
-  int tail;  // loose entries after the body
+  int head;   // loose entries before the first 16-byte boundary
+  int body;   // aligned groups
+  int tail;   // loose entries after the body
+  int lanes;  // entries per group
 
   KOKKOS_INLINE_FUNCTION int iterations() const { return body + head + tail; }
   // Column of the loose entry handled by iteration i >= body.
   KOKKOS_INLINE_FUNCTION int loose_column(int i) const {
     const int j = i - body;
-    return j < head ? j : head + 4 * body + (j - head);
+    return j < head ? j : head + lanes * body + (j - head);
   }
 };
 
-KOKKOS_INLINE_FUNCTION RowSplit split_row(const float* row, int n) {
-  // Floats are 4-byte aligned, so the misalignment is 0..3 floats.
+template <class T>
+KOKKOS_INLINE_FUNCTION RowSplit split_row(const T* row, int n) {
+  constexpr int L = Lanes<T>::n;
+  // Entries are sizeof(T)-aligned, so the misalignment is 0..L-1 entries.
   const int mis =
-      int((reinterpret_cast<std::uintptr_t>(row) / sizeof(float)) & 3u);
-  int head = mis == 0 ? 0 : 4 - mis;
+      int((reinterpret_cast<std::uintptr_t>(row) / sizeof(T)) & std::uintptr_t(L - 1));
+  int head = mis == 0 ? 0 : L - mis;
   if (head > n) head = n;
-  const int body = (n - head) / 4;
-  return RowSplit{head, body, n - head - 4 * body};
+  const int body = (n - head) / L;
+  return RowSplit{head, body, n - head - L * body, L};
 }
 
 // Aligned 16-byte load and store (p must be 16-byte aligned: split_row's
 // body is).
-KOKKOS_INLINE_FUNCTION Float4 load4(const float* p) {
-  return *reinterpret_cast<const Float4*>(p);
+template <class T>
+KOKKOS_INLINE_FUNCTION Group<T> load_group(const T* p) {
+  return *reinterpret_cast<const Group<T>*>(p);
 }
-KOKKOS_INLINE_FUNCTION void store4(float* p, Float4 const& x) {
-  *reinterpret_cast<Float4*>(p) = x;
+template <class T>
+KOKKOS_INLINE_FUNCTION void store_group(T* p, Group<T> const& x) {
+  *reinterpret_cast<Group<T>*>(p) = x;
 }
 
-// The four entries of a group, with constant indices: a loop over them
-// with a large visitor is not always unrolled by device compilers, and a
-// Float4 indexed at run time lives in local memory (seen on sm_90: every
-// 16-byte load stored to the stack and read back an entry at a time).
-template <class F>
-KOKKOS_INLINE_FUNCTION void visit4(Float4 const& x, int column, F const& f) {
-  f(x.v[0], column);
-  f(x.v[1], column + 1);
-  f(x.v[2], column + 2);
-  f(x.v[3], column + 3);
+// The entries of a group as f(value, column), with constant indices: a loop
+// over them with a large visitor is not always unrolled by device
+// compilers, and a group indexed at run time lives in local memory (seen on
+// sm_90: every 16-byte load stored to the stack and read back an entry at a
+// time).
+template <int I = 0, class T, class F>
+KOKKOS_INLINE_FUNCTION void visit_group(Group<T> const& x, int column, F const& f) {
+  if constexpr (I < Lanes<T>::n) {
+    f(to_float(x.v[I]), column + I);
+    visit_group<I + 1>(x, column, f);
+  }
+}
+
+// Masks a group in place: drop(value, column) says whether an entry becomes
+// -inf. Returns whether any entry changed (constant indices, as above).
+template <int I = 0, class T, class F>
+KOKKOS_INLINE_FUNCTION bool drop_in_group(Group<T>& x, int column, F const& drop) {
+  if constexpr (I < Lanes<T>::n) {
+    const bool d = drop(to_float(x.v[I]), column + I);
+    if (d) x.v[I] = neg_inf_of<T>();
+    const bool rest = drop_in_group<I + 1>(x, column, drop);
+    return d || rest;
+  } else {
+    return false;
+  }
 }
 
 // Visits every entry of a row as f(value, column), from one of T workers
-// (worker j of [0, T)): the body's groups j, j + T, j + 2T, ... and the
-// loose entries j, j + T, ... . With Unroll = 2 each worker issues two
+// (worker j of [0, W)): the body's groups j, j + W, j + 2W, ... and the
+// loose entries j, j + W, ... . With Unroll = 2 each worker issues two
 // 16-byte loads before it looks at either: a thread's loads then overlap
 // instead of waiting one after another, which is what lets fewer teams
 // saturate HBM. On a device, workers are a team's threads, so consecutive
-// threads read consecutive groups (coalesced); on a host backend T is 1.
-template <int Unroll, class F>
-KOKKOS_INLINE_FUNCTION void visit_row(const float* row, RowSplit const& split,
-                                      int j, int T, F const& f) {
+// threads read consecutive groups (coalesced); on a host backend W is 1.
+template <int Unroll, class T, class F>
+KOKKOS_INLINE_FUNCTION void visit_row(const T* row, RowSplit const& split, int j,
+                                      int W, F const& f) {
   static_assert(Unroll == 1 || Unroll == 2, "visit_row: Unroll is 1 or 2");
-  const float* body = row + split.head;
-  for (int g = j; g < split.body; g += Unroll * T) {
-    const int g2     = g + T;
+  constexpr int L = Lanes<T>::n;
+  const T* body   = row + split.head;
+  for (int g = j; g < split.body; g += Unroll * W) {
+    const int g2     = g + W;
     const bool two   = Unroll == 2 && g2 < split.body;
-    const Float4 a   = load4(body + 4 * g);
-    Float4 b{{0, 0, 0, 0}};
-    if (two) b = load4(body + 4 * g2);
-    visit4(a, split.head + 4 * g, f);
-    if (two) visit4(b, split.head + 4 * g2, f);
+    const Group<T> a = load_group(body + L * g);
+    Group<T> b       = a;
+    if (two) b = load_group(body + L * g2);
+    visit_group(a, split.head + L * g, f);
+    if (two) visit_group(b, split.head + L * g2, f);
   }
-  for (int l = j; l < split.head + split.tail; l += T) {
+  for (int l = j; l < split.head + split.tail; l += W) {
     const int column = split.loose_column(split.body + l);
-    f(row[column], column);
+    f(to_float(row[column]), column);
   }
 }
+
+// A whole row as a search source (see Source in candidates.hpp): the same
+// interface over the row's stored values.
+template <class T>
+struct RowSource {
+  const T* data = nullptr;
+  int size      = 0;
+  KOKKOS_INLINE_FUNCTION int count() const { return size; }
+  KOKKOS_INLINE_FUNCTION float operator[](int i) const { return to_float(data[i]); }
+};
 
 }  // namespace detail
 }  // namespace qrita

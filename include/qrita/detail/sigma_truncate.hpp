@@ -99,22 +99,22 @@ struct Threshold {
 
 // Returns t = mu + delta * sigma of the sample (finite entries only) and
 // the sample's minimum; t is NaN when the sample has no finite entry.
-template <class Member>
+template <class Member, class T>
 KOKKOS_INLINE_FUNCTION Threshold sample_threshold(Member const& team,
-                                                  const float* row, int vocab,
+                                                  const T* row, int vocab,
                                                   float delta) {
   const float nan    = bits_as_float(0x7FC00000u);
   const bool whole   = vocab <= sample_size;
   const int n        = whole ? vocab : sample_size;
   // Shifting by the first entry keeps the sums small when logits carry a
   // large common offset.
-  const float first  = row[0];
+  const float first  = to_float(row[0]);
   const double shift = is_finite_value(first) ? double(first) : 0.0;
   SampleSums sums;
   team_reduce(
       team, n,
       [&](int j, SampleSums& acc) {
-        const float z = row[whole ? j : sample_column(j, vocab)];
+        const float z = to_float(row[whole ? j : sample_column(j, vocab)]);
         if (!is_finite_value(z)) return;
         double d = double(z) - shift;
         d = d > sample_limit ? sample_limit : (d < -sample_limit ? -sample_limit : d);
@@ -172,15 +172,16 @@ struct RowScan {
 // offered to `out`; the others are counted into the histogram `hist` (team
 // scratch, zeroed by the caller; nullptr: none) by map.index, except bucket
 // 0, which is returned as RowScan::below for the caller to store. With
-// want_tail, the weights exp(z - t) of the candidates at or below t are
-// summed in the scale's fixed point: together with the gathered head this
-// gives the row's softmax normaliser without a second read.
-template <int Unroll, class Member>
-KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const float* row,
+// want_tail, the weights exp((z - t) * inv_t) of the candidates at or below
+// t are summed in the scale's fixed point: together with the gathered head
+// this gives the row's softmax normaliser without a second read.
+template <int Unroll, class Member, class T>
+KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
                                         int vocab, BucketMap const& map,
                                         Candidates const& out,
                                         std::uint32_t* hist, bool want_tail,
-                                        float scale, int column_base = 0) {
+                                        float scale, float inv_t,
+                                        int column_base = 0) {
   RowScan result;
   const float t        = map.t;
   const RowSplit split = split_row(row, vocab);
@@ -208,7 +209,7 @@ KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const float* row,
             else
               run.add(b);
           }
-          if (want_tail) acc.tail += fixed_weight(z, t, scale);
+          if (want_tail) acc.tail += fixed_weight(z, t, scale, inv_t);
         });
         if (hist != nullptr) run.flush();
       },

@@ -102,13 +102,13 @@ struct SplitScan {};
 struct SplitGather {};
 struct SplitWrite {};
 
-template <class ExecutionSpace>
+template <class ExecutionSpace, class T = float>
 struct SplitKernel {
-  using Kernel        = MaskKernel<ExecutionSpace>;
+  using Kernel        = MaskKernel<ExecutionSpace, T>;
   using member_type   = typename Kernel::member_type;
   using Scratch       = typename Kernel::Scratch;
-  template <class T>
-  using scratch_view = typename Kernel::template scratch_view<T>;
+  template <class U>
+  using scratch_view = typename Kernel::template scratch_view<U>;
   template <class Tag>
   using policy_type = Kokkos::TeamPolicy<
       ExecutionSpace, typename Policy<ExecutionSpace>::launch_bounds, Tag>;
@@ -152,13 +152,13 @@ struct SplitKernel {
   // Segment s of a row: columns [begin, end), 16-byte aligned starts.
   KOKKOS_INLINE_FUNCTION int seg_begin(int s) const {
     const std::int64_t c = std::int64_t(s) * k.prm.vocab / lay.teams_per_row;
-    return int(c) & ~3;
+    return int(c) & ~(Lanes<T>::n - 1);
   }
   KOKKOS_INLINE_FUNCTION int seg_end(int s) const {
     return s + 1 == lay.teams_per_row ? k.prm.vocab : seg_begin(s + 1);
   }
 
-  KOKKOS_INLINE_FUNCTION float* row_of(std::int64_t r) const {
+  KOKKOS_INLINE_FUNCTION T* row_of(std::int64_t r) const {
     return k.logits + r * k.prm.row_stride;
   }
 
@@ -189,7 +189,7 @@ struct SplitKernel {
   KOKKOS_INLINE_FUNCTION void operator()(SplitScan, member_type const& team) const {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
     const int s          = team.league_rank() % lay.teams_per_row;
-    float* row           = row_of(r);
+    T* row               = row_of(r);
     Filters f            = k.read_filters(r);
     const int b          = seg_begin(s);
     // Team scratch: the segment's histogram, two shared ints, and room for
@@ -213,7 +213,8 @@ struct SplitKernel {
                              [&](int i) { h[i] = 0; });
       team.team_barrier();
       scan = scan_row<Kernel::row_unroll>(team, row + b, seg_end(s) - b, map,
-                                          list(r), h, f.tail, k.prm.weight_scale, b);
+                                          list(r), h, f.tail, k.prm.weight_scale,
+                                          f.inv_t, b);
       team.team_barrier();
       if (h != nullptr) {
         std::uint32_t* global = hist(r);
@@ -242,7 +243,7 @@ struct SplitKernel {
   KOKKOS_INLINE_FUNCTION void decide(member_type const& team, std::int64_t r,
                                      int* slot, float* chip_values,
                                      int* chip_columns) const {
-    float* row           = row_of(r);
+    T* row               = row_of(r);
     SplitRow& sr         = state(r);
     Filters f            = k.read_filters(r);
     RowStats st{RowPath::off, RowPath::off, 0, 0, 0, 0,
@@ -329,9 +330,9 @@ struct SplitKernel {
     RangeMass::init(m);
     if (sr.mode == SplitMode::gather) {
       const int b = seg_begin(s);
-      const MassMeasure mass{key_value(sr.scan.max_key), k.prm.weight_scale};
+      const MassMeasure mass = k.mass_of(sr.scan, sr.f);
       m = gather_range(team, row_of(r) + b, seg_end(s) - b, sr.map, sr.plan.range,
-                       list(r), sr.f.topp && !sr.f.topk, mass, b);
+                       list(r), sr.f.topp && !sr.f.topk, mass, true, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (sr.mode != SplitMode::gather) return;
@@ -372,7 +373,7 @@ struct SplitKernel {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
     const int s          = team.league_rank() % lay.teams_per_row;
     SplitRow const& sr   = state(r);
-    float* row           = row_of(r);
+    T* row               = row_of(r);
     const int b = seg_begin(s), e = seg_end(s);
     const Candidates set = list(r);
     const float cut      = key_value(sr.d.cut.key);
@@ -385,7 +386,7 @@ struct SplitKernel {
           const int c = set.column(j);
           if (c < b || c >= e) return;
           const float z = set.value(j);
-          if (kept(z, c, cut, sr.tie_column)) row[c] = z;
+          if (kept(z, c, cut, sr.tie_column)) row[c] = from_float<T>(z);
         });
         break;
       }
@@ -412,7 +413,7 @@ struct SplitKernel {
                            [&](int i) { h[i] = 0; });
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         *counter(r) = 0;
-        if (k.stats != nullptr) k.stats[r * k.prm.stats_stride] = sr.st;
+        if (k.io.stats != nullptr) k.io.stats[r * k.io.stats_stride] = sr.st;
       });
     }
   }
