@@ -920,7 +920,10 @@ struct MaskKernel {
 
   // Writes the set's entries kept by list_cut at their places in the order:
   // an entry's place is the number of listed entries before it (a larger
-  // key, or the same key in a lower column). Returns how many.
+  // key, or the same key in a lower column). The listed entries are first
+  // copied to the histogram's scratch (free once the row is decided), so
+  // the ranking compares m x m entries on chip instead of m x set; a list
+  // longer than that scratch holds is ranked against the set. Returns m.
   KOKKOS_INLINE_FUNCTION int list_entries(member_type const& team, std::int64_t r,
                                           Scratch const& s, int n,
                                           Boundary const& cut,
@@ -932,20 +935,20 @@ struct MaskKernel {
     const auto listed = [&](key_type key, int column) {
       return key > cut.key || (key == cut.key && column <= bound);
     };
+    std::uint32_t above = 0;
+    team_reduce(
+        team, n,
+        [&](int i, std::uint32_t& acc) {
+          if (order_key(set.value(i)) > cut.key) acc += 1;
+        },
+        Kokkos::Sum<std::uint32_t>(above));
+    const int m = int(above + cut.keep);
+
     const double W        = double(kept.mass);
     const double log_norm = log_d(W / double(prm.weight_scale));
     const bool inf_max    = !is_finite_value(mass.ref);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
-      const float z      = set.value(i);
-      const key_type key = order_key(z);
-      const int column   = set.column(i);
-      if (!listed(key, column)) return;
-      int place = 0;
-      for (int j = 0; j < n; ++j) {
-        const key_type kj = order_key(set.value(j));
-        const int cj      = set.column(j);
-        if (listed(kj, cj) && (kj > key || (kj == key && cj < column))) ++place;
-      }
+    const auto write = [&](int place, key_type key, int column) {
+      const float z       = key_value(key);
       const weight_type w = mass(z);
       io.ids[r * io.ids_row + place * io.ids_slot] = column;
       if (io.probs)
@@ -957,17 +960,49 @@ struct MaskKernel {
                     : (double(z) - double(mass.ref)) * double(f.inv_t) - log_norm;
         io.logprobs[r * io.logprobs_row + place * io.logprobs_slot] = float(lp);
       }
+    };
+    const auto before = [](key_type kj, int cj, key_type key, int column) {
+      return kj > key || (kj == key && cj < column);
+    };
+
+    if (s.hist != nullptr && 2 * m <= prm.buckets + 1) {
+      std::uint32_t* keys = s.hist;
+      std::uint32_t* cols = s.hist + m;
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { *s.result = 0; });
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
+        const key_type key = order_key(set.value(i));
+        const int column   = set.column(i);
+        if (!listed(key, column)) return;
+        const int at = Kokkos::atomic_fetch_add(s.result, 1);
+        keys[at]     = key;
+        cols[at]     = std::uint32_t(column);
+      });
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
+        const key_type key = keys[i];
+        const int column   = int(cols[i]);
+        int place          = 0;
+        for (int j = 0; j < m; ++j) place += before(keys[j], int(cols[j]), key, column) ? 1 : 0;
+        write(place, key, column);
+      });
+      team.team_barrier();
+      return m;
+    }
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
+      const key_type key = order_key(set.value(i));
+      const int column   = set.column(i);
+      if (!listed(key, column)) return;
+      int place = 0;
+      for (int j = 0; j < n; ++j) {
+        const key_type kj = order_key(set.value(j));
+        const int cj      = set.column(j);
+        place += listed(kj, cj) && before(kj, cj, key, column) ? 1 : 0;
+      }
+      write(place, key, column);
     });
-    const std::uint32_t above_and_kept = cut.keep;
-    std::uint32_t count = 0;
-    team_reduce(
-        team, n,
-        [&](int i, std::uint32_t& acc) {
-          if (order_key(set.value(i)) > cut.key) acc += 1;
-        },
-        Kokkos::Sum<std::uint32_t>(count));
     team.team_barrier();
-    return int(count + above_and_kept);
+    return m;
   }
 
   KOKKOS_INLINE_FUNCTION static void mark(RowStats& st, Filters const& f,
