@@ -102,12 +102,46 @@ KOKKOS_INLINE_FUNCTION float16 from_float<float16>(float x) {
   return float16{std::uint16_t(sign | ((rounded - 0x38000000u) >> 13))};
 }
 
-// The logit element types qrita reads: float, bfloat16, float16.
+// The storage types qrita's kernels read: float, bfloat16, float16.
 template <class T>
-struct is_logit_type
+struct is_storage_type
     : std::integral_constant<bool, std::is_same<T, float>::value ||
                                        std::is_same<T, bfloat16>::value ||
                                        std::is_same<T, float16>::value> {};
+
+// A View's element type as the storage type the kernels read. Kokkos' own
+// Kokkos::Experimental::half_t and bhalf_t are read as float16 and bfloat16
+// where Kokkos makes them 16-bit types (Kokkos 4 and later; half_t on
+// Kokkos 3.x GPU backends); where Kokkos defines them as float, they are
+// float.
+template <class V>
+struct storage_of {
+  using type = V;
+};
+#if defined(KOKKOS_HALF_T_IS_FLOAT)
+#if !KOKKOS_HALF_T_IS_FLOAT
+template <>
+struct storage_of<Kokkos::Experimental::half_t> {
+  using type = float16;
+};
+#endif
+#endif
+#if defined(KOKKOS_BHALF_T_IS_FLOAT)
+#if !KOKKOS_BHALF_T_IS_FLOAT
+template <>
+struct storage_of<Kokkos::Experimental::bhalf_t> {
+  using type = bfloat16;
+};
+#endif
+#endif
+
+// The logit element types qrita accepts: float, bfloat16, float16, and
+// Kokkos' half_t / bhalf_t (see storage_of).
+template <class T>
+struct is_logit_type
+    : std::integral_constant<bool,
+                             is_storage_type<typename storage_of<T>::type>::value &&
+                                 sizeof(T) == sizeof(typename storage_of<T>::type)> {};
 
 }  // namespace qrita
 

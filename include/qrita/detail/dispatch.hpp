@@ -44,7 +44,8 @@ void check_logits_type() {
   static_assert(!Writable || (!std::is_const<value>::value &&
                               is_logit_type<value>::value),
                 "qrita::sample_mask: 'logits' must hold non-const float, "
-                "qrita::bfloat16 or qrita::float16 (it is masked in place)");
+                "qrita::bfloat16 or qrita::float16 (or Kokkos' 16-bit half_t, "
+                "bhalf_t) (it is masked in place)");
   static_assert(is_logit_type<typename std::remove_const<value>::type>::value,
                 "qrita: 'logits' must hold float, qrita::bfloat16 or "
                 "qrita::float16");
@@ -107,10 +108,11 @@ void check_logits_shape(LogitsView const& logits) {
 // sample_mask, which requires non-const logits, writes).
 template <class LogitsView>
 auto make_call(LogitsView const& logits, Mode mode) {
-  using T = typename std::remove_const<typename LogitsView::value_type>::type;
+  using V = typename std::remove_const<typename LogitsView::value_type>::type;
+  using T = typename storage_of<V>::type;  // the same bits (is_logit_type)
   Call<T> call;
   const std::size_t batch = logits.extent(0);
-  call.logits     = const_cast<T*>(logits.data());
+  call.logits     = reinterpret_cast<T*>(const_cast<V*>(logits.data()));
   call.batch      = std::int64_t(batch);
   call.vocab      = int(logits.extent(1));
   call.row_stride = std::int64_t(batch > 1 ? logits.stride(0) : logits.extent(1));

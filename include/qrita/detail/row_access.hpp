@@ -27,7 +27,7 @@ namespace detail {
 // Entries per 16-byte group.
 template <class T>
 struct Lanes {
-  static_assert(is_logit_type<T>::value,
+  static_assert(is_storage_type<T>::value,
                 "qrita: logits must hold float, qrita::bfloat16 or qrita::float16");
   static constexpr int n = int(16 / sizeof(T));
 };
