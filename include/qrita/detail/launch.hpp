@@ -270,9 +270,9 @@ void launch(ExecutionSpace const& space, Call<T> const& call, Options const& opt
     prm.tier_columns = reinterpret_cast<int*>(static_cast<char*>(ws.data) + n * sizeof(float));
   }
 
-  // Rows split across teams: masks only, and without min-p (whose count
-  // the deciding team would have to take alone).
-  if (plan.teams_per_row > 1 && call.mode == Mode::mask && call.io.min_p == nullptr) {
+  // Rows split across teams, except with min-p (whose count the deciding
+  // team would have to take alone).
+  if (plan.teams_per_row > 1 && call.io.min_p == nullptr) {
     launch_split(space, kernel, plan, full.split, static_cast<char*>(ws.data));
     return;
   }

@@ -119,6 +119,9 @@ struct Filters {
   float inv_t       = 1.0f;  // 1 / temperature; 0 at +inf
   std::uint64_t u   = 0;     // the draw's uniform 64 bits
   KOKKOS_INLINE_FUNCTION bool any() const { return topk || topp || minp; }
+  // Whether the row is decided at all (a list of a row without a filter
+  // whose C covers the row is: every candidate).
+  KOKKOS_INLINE_FUNCTION bool work() const { return any() || list_all; }
 };
 
 // How the decided mask reaches the row.
@@ -213,22 +216,8 @@ struct MaskKernel {
                                        Scratch const& s) const {
     T* row = logits + r * prm.row_stride;
     RowStats st{RowPath::off, RowPath::off, 0, 0, 0, 0, 1, 0, false};
-    Filters f = read_filters(r);
-    if (!f.any()) {
-      if (prm.mode == Mode::mask) return record(team, r, st);
-      if (prm.mode == Mode::sample) {
-        // No filter: the drawn entry is where the order's cumulative
-        // weight reaches the draw's target, which top-p's search finds.
-        f.draw = true;
-        f.topp = true;
-      } else {
-        // No filter: the list is the row's first C entries (a top-k), with
-        // the probabilities of the whole row.
-        f.list_all = true;
-        f.k        = io.list_size;
-        f.topk     = f.k > 0 && f.k < prm.vocab;
-      }
-    }
+    Filters f = row_filters(r);
+    if (!f.work()) return record(team, r, st);
 
     const Threshold th  = threshold(team, row, f);
     const BucketMap map = BucketMap::make(histogram_low(th, f), th.t,
@@ -251,11 +240,39 @@ struct MaskKernel {
     if (prm.mode == Mode::mask) {
       write_mask(team, row, d, s);
       record(team, r, st);
-    } else if (prm.mode == Mode::sample) {
-      write_token(team, r, row, f, scan, d, s);
     } else {
-      write_list(team, r, row, f, scan, d, s);
+      finish_row(team, r, row, f, scan, d, s);
     }
+  }
+
+  // The row's filters as the call's mode needs them. A row without a
+  // filter is left alone by a mask; the sampler draws from all of it (the
+  // drawn entry is where the order's cumulative weight reaches the draw's
+  // target, which top-p's search finds), and the list is its first C
+  // entries (a top-k) with the whole row's probabilities.
+  KOKKOS_INLINE_FUNCTION Filters row_filters(std::int64_t r) const {
+    Filters f = read_filters(r);
+    if (f.any() || prm.mode == Mode::mask) return f;
+    if (prm.mode == Mode::sample) {
+      f.draw = true;
+      f.topp = true;
+    } else {
+      f.list_all = true;
+      f.k        = io.list_size;
+      f.topk     = f.k > 0 && f.k < prm.vocab;
+    }
+    return f;
+  }
+
+  // The sampler's or the list's last step, once the row is decided.
+  KOKKOS_INLINE_FUNCTION void finish_row(member_type const& team, std::int64_t r,
+                                         const T* row, Filters const& f,
+                                         RowScan const& scan, Decision const& d,
+                                         Scratch const& s) const {
+    if (prm.mode == Mode::sample)
+      write_token(team, r, row, f, scan, d, s);
+    else
+      write_list(team, r, row, f, scan, d, s);
   }
 
   // The row's filters (RowIO) after the definition's special cases
@@ -564,11 +581,14 @@ struct MaskKernel {
     return Next::whole_row;
   }
 
-  // Every candidate of the row kept (written by a masked read + write).
-  KOKKOS_INLINE_FUNCTION static Decision all_candidates(RowScan const& scan,
+  // Every candidate of the row kept (written by a masked read + write):
+  // the keys above -inf's, and none of -inf's group. (Said as "the smallest
+  // key and all of the row" it would be right for the mask, but not as a
+  // boundary the sampler's and the list's searches add copies of.)
+  KOKKOS_INLINE_FUNCTION static Decision all_candidates(RowScan const&,
                                                         RowStats& st) {
     Decision d;
-    d.cut   = Boundary{scan.min_key, scan.candidates, scan.candidates, 0};
+    d.cut   = Boundary{neg_inf_key, 0, 0, 0};
     d.write = Write::row;
     st.row_passes += 2;
     return d;

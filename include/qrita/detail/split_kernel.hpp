@@ -190,7 +190,7 @@ struct SplitKernel {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
     const int s          = team.league_rank() % lay.teams_per_row;
     T* row               = row_of(r);
-    Filters f            = k.read_filters(r);
+    Filters f            = k.row_filters(r);
     const int b          = seg_begin(s);
     // Team scratch: the segment's histogram, two shared ints, and room for
     // the deciding team's copy of the candidate list (see decide).
@@ -201,7 +201,7 @@ struct SplitKernel {
     scratch_view<int> chip_columns(team.team_scratch(0), std::size_t(k.prm.capacity));
     RowScan scan;
     RowScan::init(scan);
-    if (f.any()) {
+    if (f.work()) {
       // Every team samples the row: bitwise the same threshold everywhere.
       const Threshold th  = k.threshold(team, row, f);
       const BucketMap map = BucketMap::make(k.histogram_low(th, f), th.t,
@@ -245,13 +245,14 @@ struct SplitKernel {
                                      int* chip_columns) const {
     T* row               = row_of(r);
     SplitRow& sr         = state(r);
-    Filters f            = k.read_filters(r);
+    Filters f            = k.row_filters(r);
     RowStats st{RowPath::off, RowPath::off, 0, 0, 0, 0,
                 std::int16_t(lay.teams_per_row), 0, false};
     SplitMode mode = SplitMode::none;
     Decision d;
     int tie_column = INT_MAX;
-    if (f.any()) {
+    const bool mask = k.prm.mode == Mode::mask;
+    if (f.work()) {
       f.tail            = sr.f.tail;
       const Threshold th = sr.th;
       const BucketMap map = sr.map;
@@ -288,10 +289,20 @@ struct SplitKernel {
         case Kernel::Next::second_read: mode = SplitMode::gather; break;
         case Kernel::Next::whole_row:
           d = k.decide_whole_row(team, row, f, scan, st);
-          k.write_mask(team, row, d, s);
+          if (mask)
+            k.write_mask(team, row, d, s);
+          else
+            k.finish_row(team, r, row, f, scan, d, s);
           mode = SplitMode::none;
           break;
         case Kernel::Next::write:
+          if (!mask) {
+            // The sampler or the list: this team finishes the row (the
+            // later launches only clear the row's state).
+            k.finish_row(team, r, row, f, scan, d, s);
+            mode = SplitMode::none;
+            break;
+          }
           mode = d.write == Write::from_set ? SplitMode::from_set
                  : d.write == Write::row    ? SplitMode::row
                                             : SplitMode::none;
@@ -299,7 +310,7 @@ struct SplitKernel {
       }
       // As unsplit: whether the searched set went past on-chip capacity.
       st.tier = mode == SplitMode::from_set && d.set_size > k.prm.capacity;
-      if (mode == SplitMode::from_set || mode == SplitMode::row)
+      if (mask && (mode == SplitMode::from_set || mode == SplitMode::row))
         tie_column = k.tie_column(team, d, s.set);
       if (mode == SplitMode::row && tie_column < 0) {
         // Ranks of a tie group across segments: one team writes the row.
@@ -332,7 +343,8 @@ struct SplitKernel {
       const int b = seg_begin(s);
       const MassMeasure mass = k.mass_of(sr.scan, sr.f);
       m = gather_range(team, row_of(r) + b, seg_end(s) - b, sr.map, sr.plan.range,
-                       list(r), sr.f.topp && !sr.f.topk, mass, true, b);
+                       list(r), sr.f.topp && !sr.f.topk, mass,
+                       k.prm.mode == Mode::mask, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (sr.mode != SplitMode::gather) return;
@@ -360,6 +372,13 @@ struct SplitKernel {
     RowStats st = sr.st;
     k.resolve_buckets(team, sr.f, sr.scan, sr.plan, exact, n, s, d, st);
     st.tier = n > k.prm.capacity;
+    if (k.prm.mode != Mode::mask) {
+      // The sampler or the list: finished here; split_write only clears.
+      k.finish_row(team, r, row_of(r), sr.f, sr.scan, d, s);
+      team.team_barrier();
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.mode = SplitMode::none; });
+      return;
+    }
     const int tie_column = k.tie_column(team, d, s.set);
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
