@@ -1,14 +1,17 @@
 // qrita_perf: the Google Benchmark suite of qrita::sample_mask on Kokkos'
 // default execution space, next to the memory floor (a read+write copy of
 // the same logits), a sort-based exact mask (the pre-Qrita way) and the
-// paper's ablations. perf/README.md describes the grid, the names and the
-// flags; scripts/plot_perf.py draws the JSON it writes.
+// paper's ablations; and, on the same rows and filters, the sampler
+// (qrita::sample_tokens, qrita::candidate_list) and sample_mask on bf16 and
+// fp16 logits. perf/README.md describes the grid, the names and the flags;
+// scripts/plot_perf.py draws the JSON it writes.
 //
 //   qrita_perf [--quick | --smoke] [--calibrate] [--seed=N] [google benchmark flags]
 //
 // Every benchmark is one configuration, named
 //   KIND/SHAPE/MODE/V:<vocab>/B:<batch>       (copy: copy/V:<vocab>/B:<batch>)
-// e.g. qrita/serving/k50p0.9/V:128256/B:1024; --benchmark_filter selects by name.
+// e.g. qrita/serving/k50p0.9/V:128256/B:1024, qrita-sample/serving/k10/V:128256/B:64;
+// --benchmark_filter selects by name.
 //
 // Per configuration: the inputs are generated once per (shape, vocab) at the
 // largest batch that shape and vocab are run with, on the device, and a
@@ -16,9 +19,12 @@
 // the host oracle on up to four rows (first two, last two); a mismatch
 // skips the benchmark with the reason. Then per iteration: restore the
 // input from the pristine copy (not timed), fence, start, call, fence, stop
-// (manual time). Counters: rows_per_ms, bytes_per_second (one read and one
-// write of the logits), x_copy (time / median time of a read+write copy of
-// the same B x V logits, measured right before), copy_ms, workspace_bytes
+// (manual time; the sampler's calls, which do not write the logits, find
+// them restored the same way). Their checks hold the definition with
+// temperature and min-p (reference_row, below). Counters: rows_per_ms,
+// bytes_per_second (one read and one write of the logits; one read for the
+// sampler), x_copy (time / median time of a read+write copy of the same
+// B x V logits, measured right before), copy_ms, workspace_bytes
 // (Workspace::bytes() of the one qrita::Workspace each qrita configuration
 // builds outside the timing and passes to every call, or the sort's key
 // buffer), alloc_bytes and allocs (Kokkos allocations seen during the timed
@@ -66,8 +72,8 @@ std::uint64_t g_seed = 1234;
 
 // --- what a configuration is ------------------------------------------------
 
-enum class Kind { qrita, notrunc, binary, nodup, nohist, sort, copy };
-enum class Mode { k10, p07, k50p09, rand };
+enum class Kind { qrita, notrunc, binary, nodup, nohist, sort, copy, sample, cand, cand_big, bf16, fp16 };
+enum class Mode { k10, p07, k50p09, rand, tminp };
 enum class Shape { serving, ordered, randn, uniform, temp2, serving_bf16, flat, lm };
 
 const char* name(Kind k) {
@@ -79,6 +85,11 @@ const char* name(Kind k) {
     case Kind::nohist: return "ablation-nohist";
     case Kind::sort: return "sort";
     case Kind::copy: return "copy";
+    case Kind::sample: return "qrita-sample";
+    case Kind::cand: return "qrita-cand64";
+    case Kind::cand_big: return "qrita-cand1024";
+    case Kind::bf16: return "qrita-bf16";
+    case Kind::fp16: return "qrita-fp16";
   }
   return "?";
 }
@@ -88,6 +99,7 @@ const char* name(Mode m) {
     case Mode::p07: return "p0.7";
     case Mode::k50p09: return "k50p0.9";
     case Mode::rand: return "rand";
+    case Mode::tminp: return "t0.7-mp0.05-k50-p0.9";
   }
   return "?";
 }
@@ -104,10 +116,20 @@ const char* name(Shape s) {
   }
   return "?";
 }
-bool is_qrita(Kind k) {
+// The ablations' masks and qrita's: RowStats, the same checks.
+bool is_mask_variant(Kind k) {
   return k == Kind::qrita || k == Kind::notrunc || k == Kind::binary || k == Kind::nodup ||
          k == Kind::nohist;
 }
+bool is_16bit(Kind k) { return k == Kind::bf16 || k == Kind::fp16; }
+bool is_candidates(Kind k) { return k == Kind::cand || k == Kind::cand_big; }
+// Every qrita call: a Workspace, no allocation allowed, teams_per_row.
+bool is_qrita(Kind k) {
+  return is_mask_variant(k) || is_16bit(k) || k == Kind::sample || is_candidates(k);
+}
+// Calls that mask the logits in place (and report RowStats).
+bool has_row_stats(Kind k) { return is_mask_variant(k) || is_16bit(k); }
+int candidate_columns(Kind k) { return k == Kind::cand_big ? 1024 : 64; }
 qrita::synthetic::CounterShape counter_shape(Shape s) {
   using qrita::synthetic::CounterShape;
   switch (s) {
@@ -141,6 +163,131 @@ struct Config {
   }
 };
 
+// --- the definition with temperature and min-p, on the host -----------------
+//
+// qrita::oracle checks masks with k and p (every mode but tminp). The
+// sampler's checks (tokens, candidate lists) and the tminp mask are held to
+// docs/SEMANTICS.md's definition here, per row, in double: the order
+// (descending value, ties by lower index; NaN as -inf), temperature (T <= 0:
+// greedy), min-p (x >= M + T ln m, an entry within 1e-12 of the cut either
+// way), top-k, then top-p on softmax((x - M) / T) of the survivors (a kept
+// count whose boundary mass is within 1e-6 of p either way).
+
+struct RowRef {
+  bool skip = false;  // a case these checks do not cover (a +inf maximum)
+  std::int64_t candidates = 0;
+  std::int64_t lo = 0, hi = 0;      // accepted kept counts
+  std::vector<std::int64_t> order;  // the order's first hi entries
+  std::vector<double> w;            // exp((x - M) / T) of those
+  double max = 0, temperature = 1;
+};
+
+RowRef reference_row(const float* x, std::int64_t vocab, int k, float p, float min_p, float t) {
+  RowRef r;
+  std::vector<std::int64_t> idx;
+  idx.reserve(std::size_t(vocab));
+  for (std::int64_t i = 0; i < vocab; ++i)
+    if (x[i] > -std::numeric_limits<float>::infinity()) idx.push_back(i);  // NaN fails too
+  r.candidates = std::int64_t(idx.size());
+  if (idx.empty()) return r;
+  std::sort(idx.begin(), idx.end(), [&](std::int64_t a, std::int64_t b) {
+    return x[a] > x[b] || (x[a] == x[b] && a < b);
+  });
+  const double m = double(x[idx[0]]);
+  if (std::isinf(m)) {
+    r.skip = true;
+    return r;
+  }
+  r.max = m;
+  if (!(t > 0.0f)) {  // greedy: the top entry
+    r.lo = r.hi = 1;
+    r.order = {idx[0]};
+    r.w     = {1.0};
+    r.temperature = 0;
+    return r;
+  }
+  r.temperature = double(t);
+  std::int64_t n_lo = r.candidates, n_hi = r.candidates;
+  if (min_p > 0.0f) {  // false for NaN
+    const double cut = m + double(t) * std::log(double(std::min(min_p, 1.0f)));
+    const double tol = 1e-12 * std::max(1.0, std::fabs(cut));
+    n_lo = n_hi = 0;
+    for (std::int64_t i : idx) {
+      n_lo += double(x[i]) >= cut + tol || x[i] == x[idx[0]];  // the maximum's ties: kept
+      n_hi += double(x[i]) >= cut - tol;
+    }
+  }
+  if (k > 0 && k < vocab) {
+    n_lo = std::min<std::int64_t>(n_lo, k);
+    n_hi = std::min<std::int64_t>(n_hi, k);
+  }
+  std::vector<double> w(static_cast<std::size_t>(n_hi));
+  for (std::int64_t j = 0; j < n_hi; ++j) w[std::size_t(j)] = std::exp((double(x[idx[std::size_t(j)]]) - m) / double(t));
+  r.lo = n_lo;
+  r.hi = n_hi;
+  if (p < 1.0f) {  // false for NaN
+    if (p <= 0.0f) {
+      r.lo = r.hi = 1;
+    } else {
+      r.lo = n_hi;
+      r.hi = 1;
+      for (std::int64_t n : {n_lo, n_hi}) {
+        double total = 0;
+        for (std::int64_t j = 0; j < n; ++j) total += w[std::size_t(j)];
+        std::int64_t first_lo = n, first_hi = n;
+        double acc = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          acc += w[std::size_t(j)];
+          const double mass = acc / total;
+          if (first_lo == n && mass >= double(p) - 1e-6) first_lo = j + 1;
+          if (mass >= double(p) + 1e-6) {
+            first_hi = j + 1;
+            break;
+          }
+        }
+        r.lo = std::min(r.lo, first_lo);
+        r.hi = std::max(r.hi, first_hi);
+      }
+    }
+  }
+  r.order.assign(idx.begin(), idx.begin() + r.hi);
+  w.resize(std::size_t(r.hi));
+  r.w = std::move(w);
+  return r;
+}
+
+// References per (dtype, shape, vocab, row, mode): the sampler's kinds check
+// the same rows in the same modes. Cleared when the input changes.
+std::map<std::tuple<int, int, std::int64_t, std::int64_t, int>, std::shared_ptr<const RowRef>>
+    g_references;
+void clear_references() { g_references.clear(); }
+
+// Whether out (masked from in) keeps a prefix of the reference order of an
+// accepted length, bitwise, and -inf elsewhere; empty if so.
+std::string check_mask_against(RowRef const& ref, const float* in, const float* out,
+                               std::int64_t vocab) {
+  if (ref.skip) return {};
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  std::int64_t kept = 0;
+  for (std::int64_t i = 0; i < vocab; ++i) {
+    if (std::memcmp(in + i, out + i, sizeof(float)) == 0 && !(out[i] == neg_inf && in[i] == neg_inf))
+      ++kept;
+    else if (std::memcmp(out + i, &neg_inf, sizeof(float)) != 0)
+      return "entry " + std::to_string(i) + " is neither kept nor -inf";
+  }
+  if (ref.candidates == 0) return {};
+  if (kept < ref.lo || kept > ref.hi)
+    return "kept " + std::to_string(kept) + " entries, the definition keeps " +
+           std::to_string(ref.lo) + (ref.hi > ref.lo ? " to " + std::to_string(ref.hi) : "");
+  for (std::int64_t j = 0; j < kept; ++j) {
+    const std::int64_t i = ref.order[std::size_t(j)];
+    if (std::memcmp(in + i, out + i, sizeof(float)) != 0)
+      return "entry " + std::to_string(i) + " (place " + std::to_string(j) +
+             " of the order) was dropped";
+  }
+  return {};
+}
+
 // --- inputs: generated on the device, kept per (shape, vocab) ---------------
 
 struct GenerateCounterShape {
@@ -163,6 +310,23 @@ struct Inputs {
   std::int64_t key_vocab = 0, key_rows = 0;
 };
 Inputs g_in;
+
+// The same logits in 16 bits (qrita::bfloat16 or qrita::float16, rounded to
+// nearest even from g_in's floats on the device), for the 16-bit masks.
+using bits_view = Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, mem>;
+using bits_ref =
+    Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class T>
+using typed_ref = Kokkos::View<T**, Kokkos::LayoutRight, mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+struct Inputs16 {
+  Kind type          = Kind::bf16;
+  Shape shape        = Shape::serving;
+  std::int64_t vocab = 0, rows = 0;
+  bits_view pristine, work;
+};
+Inputs16 g_in16;
+
 
 void generate(logits_view const& out, Shape shape, std::int64_t rows, std::int64_t vocab) {
   if (shape == Shape::lm) {
@@ -201,6 +365,8 @@ void ensure_inputs(Shape shape, std::int64_t vocab, std::int64_t rows) {
     return;
   g_in.pristine = logits_view();
   g_in.work     = logits_view();
+  g_in16        = Inputs16{};
+  clear_references();
   if (g_in.key_vocab != vocab) {
     g_in.keys      = Kokkos::View<std::uint64_t*, mem>();
     g_in.key_vocab = g_in.key_rows = 0;
@@ -215,6 +381,42 @@ void ensure_inputs(Shape shape, std::int64_t vocab, std::int64_t rows) {
   g_in.rows  = rows;
 }
 
+template <class T>
+struct RoundTo16 {
+  logits_view in;
+  bits_view out;
+  std::int64_t vocab;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    const std::int64_t r = i / vocab, c = i % vocab;
+    out(r, c) = qrita::from_float<T>(in(r, c)).bits;
+  }
+};
+
+// Makes g_in16 hold g_in's first `rows` rows in `type`'s format.
+void ensure_inputs16(Kind type, std::int64_t rows) {
+  if (g_in16.pristine.data() && g_in16.type == type && g_in16.shape == g_in.shape &&
+      g_in16.vocab == g_in.vocab && g_in16.rows >= rows)
+    return;
+  g_in16 = Inputs16{};
+  const std::int64_t vocab = g_in.vocab;
+  g_in16.pristine = bits_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "qrita_perf::pristine16"),
+                              std::size_t(rows), std::size_t(vocab));
+  g_in16.work = bits_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "qrita_perf::work16"),
+                          std::size_t(rows), std::size_t(vocab));
+  const Kokkos::RangePolicy<space_type, Kokkos::IndexType<std::int64_t>> all(0, rows * vocab);
+  if (type == Kind::bf16)
+    Kokkos::parallel_for("qrita_perf::to_bf16", all,
+                         RoundTo16<qrita::bfloat16>{g_in.pristine, g_in16.pristine, vocab});
+  else
+    Kokkos::parallel_for("qrita_perf::to_fp16", all,
+                         RoundTo16<qrita::float16>{g_in.pristine, g_in16.pristine, vocab});
+  Kokkos::fence();
+  g_in16.type  = type;
+  g_in16.shape = g_in.shape;
+  g_in16.vocab = vocab;
+  g_in16.rows  = rows;
+}
+
 void ensure_keys(std::int64_t vocab, std::int64_t rows) {
   if (g_in.keys.data() && g_in.key_vocab == vocab && g_in.key_rows >= rows) return;
   g_in.keys = Kokkos::View<std::uint64_t*, mem>();
@@ -225,18 +427,30 @@ void ensure_keys(std::int64_t vocab, std::int64_t rows) {
   g_in.key_rows  = rows;
 }
 
-// k and p per row, on the device and on the host (0 / 1: that filter off).
+// k, p, min-p and temperature per row, on the device and on the host (k 0,
+// p 1, min-p 0, temperature 1: that filter off). params holds the filters
+// the mode uses (the others absent), for the calls that take SamplingParams.
 struct Filters {
   Kokkos::View<int*, mem> k;
-  Kokkos::View<float*, mem> p;
+  Kokkos::View<float*, mem> p, min_p, t;
   std::vector<int> k_host;
-  std::vector<float> p_host;
+  std::vector<float> p_host, min_p_host, t_host;
+  qrita::SamplingParams<mem> params;
 };
 
+template <class T>
+void to_device(Kokkos::View<T*, mem> const& v, std::vector<T> const& host) {
+  Kokkos::deep_copy(v, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                           host.data(), host.size()));
+}
+
 Filters make_filters(Mode mode, std::int64_t batch) {
-  Filters f{Kokkos::View<int*, mem>("qrita_perf::k", std::size_t(batch)),
-            Kokkos::View<float*, mem>("qrita_perf::p", std::size_t(batch)),
-            std::vector<int>(std::size_t(batch)), std::vector<float>(std::size_t(batch))};
+  const std::size_t n = std::size_t(batch);
+  Filters f{Kokkos::View<int*, mem>("qrita_perf::k", n), Kokkos::View<float*, mem>("qrita_perf::p", n),
+            Kokkos::View<float*, mem>("qrita_perf::min_p", n), Kokkos::View<float*, mem>("qrita_perf::t", n),
+            std::vector<int>(n),   std::vector<float>(n),
+            std::vector<float>(n, 0.0f), std::vector<float>(n, 1.0f),
+            qrita::SamplingParams<mem>{}};
   for (std::int64_t b = 0; b < batch; ++b) {
     int k   = 0;
     float p = 1.0f;
@@ -244,6 +458,12 @@ Filters make_filters(Mode mode, std::int64_t batch) {
       case Mode::k10: k = 10; break;
       case Mode::p07: p = 0.7f; break;
       case Mode::k50p09: k = 50; p = 0.9f; break;
+      case Mode::tminp:
+        k = 50;
+        p = 0.9f;
+        f.min_p_host[std::size_t(b)] = 0.05f;
+        f.t_host[std::size_t(b)]     = 0.7f;
+        break;
       case Mode::rand: {
         // k in [1, 100), p in [0.5, 1): a function of the row alone.
         const std::uint64_t h = qrita::synthetic::counter_hash(g_seed, 4, std::uint64_t(b), 0);
@@ -255,10 +475,16 @@ Filters make_filters(Mode mode, std::int64_t batch) {
     f.k_host[std::size_t(b)] = k;
     f.p_host[std::size_t(b)] = p;
   }
-  Kokkos::deep_copy(f.k, Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                             f.k_host.data(), f.k_host.size()));
-  Kokkos::deep_copy(f.p, Kokkos::View<const float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                             f.p_host.data(), f.p_host.size()));
+  to_device(f.k, f.k_host);
+  to_device(f.p, f.p_host);
+  to_device(f.min_p, f.min_p_host);
+  to_device(f.t, f.t_host);
+  if (mode != Mode::p07) f.params.k = f.k;
+  if (mode != Mode::k10) f.params.p = f.p;
+  if (mode == Mode::tminp) {
+    f.params.min_p       = f.min_p;
+    f.params.temperature = f.t;
+  }
   return f;
 }
 
@@ -349,65 +575,232 @@ std::vector<float> row_to_host(logits_ref const& v, std::int64_t r) {
   return host;
 }
 
+// A device row of 16-bit logits as floats (exact).
+std::vector<float> row16_to_host(bits_ref const& v, std::int64_t r, Kind type) {
+  std::vector<std::uint16_t> bits(v.extent(1));
+  Kokkos::deep_copy(
+      Kokkos::View<std::uint16_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bits.data(), bits.size()),
+      Kokkos::subview(v, std::size_t(r), Kokkos::ALL()));
+  std::vector<float> out(bits.size());
+  for (std::size_t i = 0; i < bits.size(); ++i)
+    out[i] = type == Kind::bf16 ? qrita::to_float(qrita::bfloat16{bits[i]})
+                                : qrita::to_float(qrita::float16{bits[i]});
+  return out;
+}
+
+int dtype_of(Kind k) { return k == Kind::bf16 ? 1 : k == Kind::fp16 ? 2 : 0; }
+
+// The device generator against its host reference, once per input.
+std::string check_generator(Config const& c, std::int64_t row, std::vector<float> const& got) {
+  if (c.shape == Shape::lm || !g_generator_checked.insert({int(c.shape), c.vocab}).second) return {};
+  const std::int64_t vocab = c.vocab;
+  std::vector<float> ref(static_cast<std::size_t>(vocab));
+  qrita::synthetic::counter_row(ref.data(), vocab, counter_shape(c.shape), g_seed, row);
+  std::int64_t off = 0;
+  for (std::int64_t i = 0; i < vocab; ++i) {
+    const float a = got[std::size_t(i)], b = ref[std::size_t(i)];
+    if (!(std::fabs(a - b) <= 1e-6f * std::max(1.0f, std::fabs(b)))) ++off;
+  }
+  // serving-bf16: a last-bit difference before the rounding can move a
+  // value by one bf16 step; allow a few.
+  if (off > (c.shape == Shape::serving_bf16 ? vocab / 1000 : 0))
+    return "the device generator disagrees with its host reference on " + std::to_string(off) +
+           " entries of row " + std::to_string(row);
+  return {};
+}
+
+// References of sampled rows (computed in parallel, cached): rows[i]'s input
+// is in[i].
+std::vector<std::shared_ptr<const RowRef>> references(Config const& c, Filters const& f,
+                                                      std::vector<std::int64_t> const& rows,
+                                                      std::vector<std::vector<float>> const& in) {
+  std::vector<std::shared_ptr<const RowRef>> out(rows.size());
+  std::vector<std::future<RowRef>> todo(rows.size());
+  const int dtype = dtype_of(c.kind);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto key = std::make_tuple(dtype, int(c.shape), c.vocab, rows[i], int(c.mode));
+    auto it = g_references.find(key);
+    if (it != g_references.end()) {
+      out[i] = it->second;
+      continue;
+    }
+    const std::size_t r = std::size_t(rows[i]);
+    const float* x = in[i].data();
+    const std::int64_t vocab = c.vocab;
+    const int k = f.k_host[r];
+    const float p = f.p_host[r], mp = f.min_p_host[r], t = f.t_host[r];
+    todo[i] = std::async(std::launch::async, [=] { return reference_row(x, vocab, k, p, mp, t); });
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (out[i]) continue;
+    out[i] = std::make_shared<const RowRef>(todo[i].get());
+    g_references[std::make_tuple(dtype_of(c.kind), int(c.shape), c.vocab, rows[i], int(c.mode))] = out[i];
+  }
+  return out;
+}
+
+std::string row_failure(std::int64_t row, Filters const& f, std::string const& why) {
+  const std::size_t r = std::size_t(row);
+  std::string s = "row " + std::to_string(row) + " (k=" + std::to_string(f.k_host[r]) +
+                  ", p=" + std::to_string(f.p_host[r]);
+  if (f.min_p_host[r] != 0.0f || f.t_host[r] != 1.0f)
+    s += ", min_p=" + std::to_string(f.min_p_host[r]) + ", T=" + std::to_string(f.t_host[r]);
+  return s + ") does not match the definition: " + why;
+}
+
+// Checks masked rows (out, masked from in; rows[i]'s host copies) against
+// the oracle (k and p) or the reference (tminp); empty if all conform.
+std::string verify_mask_rows(Config const& c, Filters const& f, std::vector<std::int64_t> const& rows,
+                             std::vector<std::vector<float>> const& in,
+                             std::vector<std::vector<float>> const& out) {
+  const std::int64_t vocab = c.vocab;
+  if (c.mode == Mode::tminp) {
+    const auto refs = references(c, f, rows, in);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const std::string why = check_mask_against(*refs[i], in[i].data(), out[i].data(), vocab);
+      if (!why.empty()) return row_failure(rows[i], f, why);
+    }
+    return {};
+  }
+  const bool weak = c.kind == Kind::nodup;
+  const int shape_key = int(c.shape) + 100 * dtype_of(c.kind);
+  std::vector<std::future<std::string>> results;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const int k   = f.k_host[std::size_t(rows[i])];
+    const float p = f.p_host[std::size_t(rows[i])];
+    const auto key = std::make_tuple(shape_key, vocab, rows[i], k, p, row_hash(out[i].data(), vocab), weak);
+    if (g_verified.count(key)) {
+      results.push_back(std::async(std::launch::deferred, [] { return std::string(); }));
+      continue;
+    }
+    const float* in_p  = in[i].data();
+    const float* out_p = out[i].data();
+    results.push_back(std::async(std::launch::async, [=] {
+      return weak ? verify_keep_all(in_p, out_p, vocab, k, p)
+                  : qrita::oracle::verify(in_p, out_p, vocab, k, p);
+    }));
+  }
+  std::string failure;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string why = results[i].get();
+    const int k   = f.k_host[std::size_t(rows[i])];
+    const float p = f.p_host[std::size_t(rows[i])];
+    if (why.empty())
+      g_verified.insert(std::make_tuple(shape_key, vocab, rows[i], k, p,
+                                        row_hash(out[i].data(), vocab), weak));
+    else if (failure.empty())
+      failure = row_failure(rows[i], f, why);
+  }
+  return failure;
+}
+
 // Checks sampled rows of `out` (masked from `in`); empty if all conform.
 std::string verify_sample(Config const& c, logits_ref const& in, logits_ref const& out,
                           Filters const& f) {
-  const std::int64_t vocab = c.vocab;
-  const bool weak          = c.kind == Kind::nodup;
-  struct Job {
-    std::int64_t row;
-    std::vector<float> in, out;
-    std::future<std::string> result;
-  };
-  std::vector<Job> jobs;
-  for (std::int64_t r : sample_rows(c.batch)) {
-    Job j{r, row_to_host(in, r), row_to_host(out, r), {}};
-    jobs.push_back(std::move(j));
+  const std::vector<std::int64_t> rows = sample_rows(c.batch);
+  std::vector<std::vector<float>> in_rows, out_rows;
+  for (std::int64_t r : rows) {
+    in_rows.push_back(row_to_host(in, r));
+    out_rows.push_back(row_to_host(out, r));
   }
-  // The device generator against its host reference, once per input.
-  if (c.shape != Shape::lm && g_generator_checked.insert({int(c.shape), vocab}).second) {
-    std::vector<float> ref(static_cast<std::size_t>(vocab));
-    qrita::synthetic::counter_row(ref.data(), vocab, counter_shape(c.shape), g_seed, jobs[0].row);
-    std::int64_t off = 0;
-    for (std::int64_t i = 0; i < vocab; ++i) {
-      const float a = jobs[0].in[std::size_t(i)], b = ref[std::size_t(i)];
-      if (!(std::fabs(a - b) <= 1e-6f * std::max(1.0f, std::fabs(b)))) ++off;
-    }
-    // serving-bf16: a last-bit difference before the rounding can move a
-    // value by one bf16 step; allow a few.
-    if (off > (c.shape == Shape::serving_bf16 ? vocab / 1000 : 0))
-      return "the device generator disagrees with its host reference on " + std::to_string(off) +
-             " entries of row " + std::to_string(jobs[0].row);
+  const std::string gen = check_generator(c, rows[0], in_rows[0]);
+  if (!gen.empty()) return gen;
+  return verify_mask_rows(c, f, rows, in_rows, out_rows);
+}
+
+// The same for 16-bit logits, on their exact float values.
+std::string verify_sample16(Config const& c, bits_ref const& in, bits_ref const& out, Filters const& f) {
+  const std::vector<std::int64_t> rows = sample_rows(c.batch);
+  std::vector<std::vector<float>> in_rows, out_rows;
+  for (std::int64_t r : rows) {
+    in_rows.push_back(row16_to_host(in, r, c.kind));
+    out_rows.push_back(row16_to_host(out, r, c.kind));
   }
-  for (Job& j : jobs) {
-    const int k   = f.k_host[std::size_t(j.row)];
-    const float p = f.p_host[std::size_t(j.row)];
-    const auto key = std::make_tuple(int(c.shape), vocab, j.row, k, p,
-                                     row_hash(j.out.data(), vocab), weak);
-    if (g_verified.count(key)) {
-      j.result = std::async(std::launch::deferred, [] { return std::string(); });
+  return verify_mask_rows(c, f, rows, in_rows, out_rows);
+}
+
+// Tokens of sampled rows: a kept entry (within the definition's top-p
+// rounding freedom), -1 exactly for a row without a candidate.
+std::string verify_tokens(Config const& c, logits_ref const& in, Filters const& f,
+                          std::vector<int> const& tokens) {
+  const std::vector<std::int64_t> rows = sample_rows(c.batch);
+  std::vector<std::vector<float>> in_rows;
+  for (std::int64_t r : rows) in_rows.push_back(row_to_host(in, r));
+  const std::string gen = check_generator(c, rows[0], in_rows[0]);
+  if (!gen.empty()) return gen;
+  const auto refs = references(c, f, rows, in_rows);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const RowRef& ref = *refs[i];
+    const int t = tokens[std::size_t(rows[i])];
+    if (ref.skip) continue;
+    if (ref.candidates == 0) {
+      if (t != -1) return row_failure(rows[i], f, "token " + std::to_string(t) + " from a row without candidates");
       continue;
     }
-    const float* in_p  = j.in.data();
-    const float* out_p = j.out.data();
-    j.result = std::async(std::launch::async, [=] {
-      return weak ? verify_keep_all(in_p, out_p, vocab, k, p)
-                  : qrita::oracle::verify(in_p, out_p, vocab, k, p);
-    });
+    if (std::find(ref.order.begin(), ref.order.end(), std::int64_t(t)) == ref.order.end())
+      return row_failure(rows[i], f, "token " + std::to_string(t) + " is not among the " +
+                                         std::to_string(ref.hi) + " kept entries");
   }
-  std::string failure;
-  for (Job& j : jobs) {
-    const std::string why = j.result.get();
-    const int k           = f.k_host[std::size_t(j.row)];
-    const float p         = f.p_host[std::size_t(j.row)];
-    if (why.empty())
-      g_verified.insert(std::make_tuple(int(c.shape), vocab, j.row, k, p,
-                                        row_hash(j.out.data(), vocab), weak));
-    else if (failure.empty())
-      failure = "row " + std::to_string(j.row) + " (k=" + std::to_string(k) +
-                ", p=" + std::to_string(p) + ") does not match the oracle: " + why;
+  return {};
+}
+
+struct CandidateHost {
+  std::vector<int> ids, counts;
+  std::vector<float> probs, logprobs;
+};
+
+// Candidate lists of sampled rows: the count an accepted kept count, the ids
+// the order's first min(C, count), probabilities within 1e-6 of w_j / W in
+// double, log-probabilities within 1e-5 (relative, from 1) of
+// (x_j - M) / T - ln(W), the slots past the list (-1, 0, -inf).
+std::string verify_candidates(Config const& c, logits_ref const& in, Filters const& f, int columns,
+                              CandidateHost const& h) {
+  const std::vector<std::int64_t> rows = sample_rows(c.batch);
+  std::vector<std::vector<float>> in_rows;
+  for (std::int64_t r : rows) in_rows.push_back(row_to_host(in, r));
+  const std::string gen = check_generator(c, rows[0], in_rows[0]);
+  if (!gen.empty()) return gen;
+  const auto refs = references(c, f, rows, in_rows);
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const RowRef& ref = *refs[i];
+    if (ref.skip) continue;
+    const std::size_t r = std::size_t(rows[i]);
+    const std::int64_t count = h.counts[r];
+    if (ref.candidates == 0 ? count != 0 : (count < ref.lo || count > ref.hi))
+      return row_failure(rows[i], f, "count " + std::to_string(count) + ", the definition keeps " +
+                                         std::to_string(ref.lo) +
+                                         (ref.hi > ref.lo ? " to " + std::to_string(ref.hi) : ""));
+    const std::int64_t listed = std::min<std::int64_t>(columns, count);
+    double total = 0;
+    for (std::int64_t j = 0; j < count; ++j) total += ref.w[std::size_t(j)];
+    for (std::int64_t j = 0; j < columns; ++j) {
+      const std::size_t at = r * std::size_t(columns) + std::size_t(j);
+      const int id = h.ids[at];
+      const float prob = h.probs[at], lp = h.logprobs[at];
+      const std::string slot = "slot " + std::to_string(j) + ": ";
+      if (j >= listed) {
+        if (id != -1 || prob != 0.0f || lp != neg_inf)
+          return row_failure(rows[i], f, slot + "past the list, expected (-1, 0, -inf), got (" +
+                                             std::to_string(id) + ", " + std::to_string(prob) + ", " +
+                                             std::to_string(lp) + ")");
+        continue;
+      }
+      if (id != ref.order[std::size_t(j)])
+        return row_failure(rows[i], f, slot + "id " + std::to_string(id) + ", the order has " +
+                                           std::to_string(ref.order[std::size_t(j)]));
+      const double want = ref.w[std::size_t(j)] / total;
+      if (!(std::fabs(double(prob) - want) <= 1e-6))
+        return row_failure(rows[i], f, slot + "probability " + std::to_string(prob) + ", expected " +
+                                           std::to_string(want));
+      const double want_lp = (ref.temperature > 0 ? (double(in_rows[i][std::size_t(id)]) - ref.max) / ref.temperature : 0.0) -
+                             std::log(total);
+      if (!(std::fabs(double(lp) - want_lp) <= 1e-5 * std::max(1.0, std::fabs(want_lp))))
+        return row_failure(rows[i], f, slot + "log-probability " + std::to_string(lp) +
+                                           ", expected " + std::to_string(want_lp));
+    }
   }
-  return failure;
+  return {};
 }
 
 // --- qrita's per-row paths ---------------------------------------------------
@@ -465,7 +858,8 @@ double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-double copy_median(space_type const& space, logits_ref const& dst, logits_ref const& src) {
+template <class View>
+double copy_median(space_type const& space, View const& dst, View const& src) {
   std::vector<double> t;
   for (int i = 0; i < 9; ++i) {
     space.fence();
@@ -490,11 +884,44 @@ qrita::Options options_for(Kind kind) {
 void run(benchmark::State& state, Config const& c) {
   const space_type space;
   ensure_inputs(c.shape, c.vocab, c.input_rows);
-  const logits_ref pristine(g_in.pristine.data(), std::size_t(c.batch), std::size_t(c.vocab));
-  const logits_ref work(g_in.work.data(), std::size_t(c.batch), std::size_t(c.vocab));
+  const std::size_t batch = std::size_t(c.batch), vocab = std::size_t(c.vocab);
+  const logits_ref pristine(g_in.pristine.data(), batch, vocab);
+  const logits_ref work(g_in.work.data(), batch, vocab);
+  const bool half = is_16bit(c.kind);
+  bits_ref pristine16, work16;
+  if (half) {
+    ensure_inputs16(c.kind, c.input_rows);
+    pristine16 = bits_ref(g_in16.pristine.data(), batch, vocab);
+    work16     = bits_ref(g_in16.work.data(), batch, vocab);
+  }
   const Filters f = make_filters(c.mode, c.batch);
   const bool use_k = c.mode != Mode::p07, use_p = c.mode != Mode::k10;
   const qrita::Options opts = options_for(c.kind);
+  const std::string label   = c.label();
+
+  // The sampler's outputs (allocated here, outside the timing).
+  Kokkos::View<std::uint64_t*, mem> seeds, offsets;
+  Kokkos::View<int*, mem> tokens, counts;
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> ids;
+  Kokkos::View<float**, Kokkos::LayoutRight, mem> probs, logprobs;
+  const int columns = is_candidates(c.kind) ? candidate_columns(c.kind) : 0;
+  if (c.kind == Kind::sample) {
+    seeds   = Kokkos::View<std::uint64_t*, mem>("qrita_perf::seeds", batch);
+    offsets = Kokkos::View<std::uint64_t*, mem>("qrita_perf::offsets", batch);
+    tokens  = Kokkos::View<int*, mem>("qrita_perf::tokens", batch);
+    std::vector<std::uint64_t> s(batch), o(batch);
+    for (std::size_t r = 0; r < batch; ++r) {
+      s[r] = qrita::synthetic::counter_hash(g_seed, 7, r, 0);
+      o[r] = r;
+    }
+    to_device(seeds, s);
+    to_device(offsets, o);
+  } else if (columns > 0) {
+    ids      = Kokkos::View<int**, Kokkos::LayoutRight, mem>("qrita_perf::ids", batch, std::size_t(columns));
+    probs    = Kokkos::View<float**, Kokkos::LayoutRight, mem>("qrita_perf::probs", batch, std::size_t(columns));
+    logprobs = Kokkos::View<float**, Kokkos::LayoutRight, mem>("qrita_perf::logprobs", batch, std::size_t(columns));
+    counts   = Kokkos::View<int*, mem>("qrita_perf::counts", batch);
+  }
 
   std::function<void()> call;
   std::size_t workspace = 0;
@@ -504,7 +931,21 @@ void run(benchmark::State& state, Config const& c) {
   if (is_qrita(c.kind)) {
     ws        = std::make_unique<qrita::Workspace<space_type>>(space, c.batch, c.vocab, opts);
     workspace = ws->bytes();
-    if (!use_p)
+  }
+  if (c.kind == Kind::sample) {
+    call = [&] { qrita::sample_tokens(space, work, f.params, seeds, offsets, tokens, opts, *ws); };
+  } else if (columns > 0) {
+    call = [&] { qrita::candidate_list(space, work, f.params, ids, probs, logprobs, counts, opts, *ws); };
+  } else if (c.kind == Kind::bf16) {
+    const typed_ref<qrita::bfloat16> w(reinterpret_cast<qrita::bfloat16*>(work16.data()), batch, vocab);
+    call = [&, w] { qrita::sample_mask(space, w, f.params, opts, *ws); };
+  } else if (c.kind == Kind::fp16) {
+    const typed_ref<qrita::float16> w(reinterpret_cast<qrita::float16*>(work16.data()), batch, vocab);
+    call = [&, w] { qrita::sample_mask(space, w, f.params, opts, *ws); };
+  } else if (is_mask_variant(c.kind)) {
+    if (c.mode == Mode::tminp)
+      call = [&] { qrita::sample_mask(space, work, f.params, opts, *ws); };
+    else if (!use_p)
       call = [&] { qrita::sample_mask(space, work, f.k, opts, *ws); };
     else if (!use_k)
       call = [&] { qrita::sample_mask(space, work, f.p, opts, *ws); };
@@ -520,34 +961,83 @@ void run(benchmark::State& state, Config const& c) {
                                  g_sort_team_size);
     };
 #else
-    fail(state, c.label(), "the sort baseline needs Kokkos 4 or Kokkos Kernels");
+    fail(state, label, "the sort baseline needs Kokkos 4 or Kokkos Kernels");
     return;
 #endif
   } else {
     call = [&] { Kokkos::deep_copy(space, work, pristine); };
   }
 
-  const double copy_s = copy_median(space, work, pristine);
+  // The floor: a read+write copy of the same logits (16-bit ones for the
+  // 16-bit masks).
+  const double copy_s = half ? copy_median(space, work16, pristine16) : copy_median(space, work, pristine);
+  // Every timed call finds its input as the mask benchmarks do: restored
+  // from the pristine copy (untimed) right before. The sampler's calls do not
+  // write the logits; they are restored anyway, so that every kind starts
+  // from the same caches.
+  const auto restore = [&] {
+    if (half)
+      Kokkos::deep_copy(space, work16, pristine16);
+    else
+      Kokkos::deep_copy(space, work, pristine);
+  };
 
   // Warm-up, checked against the oracle the first time this configuration
   // runs (Google Benchmark calls this function again while it sizes the
   // iteration count).
-  Kokkos::deep_copy(space, work, pristine);
+  restore();
   call();
   space.fence();
-  const std::string label = c.label();
+  std::vector<int> warm_tokens;
+  if (c.kind == Kind::sample) {
+    warm_tokens.resize(batch);
+    Kokkos::deep_copy(Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(warm_tokens.data(), batch),
+                      tokens);
+  }
   if (c.kind != Kind::copy && !g_config_verified.count(label)) {
-    const std::string failure = verify_sample(c, pristine, work, f);
+    std::string failure;
+    if (c.kind == Kind::sample) {
+      failure = verify_tokens(c, pristine, f, warm_tokens);
+    } else if (columns > 0) {
+      CandidateHost h;
+      const std::size_t n = batch * std::size_t(columns);
+      h.ids.resize(n);
+      h.probs.resize(n);
+      h.logprobs.resize(n);
+      h.counts.resize(batch);
+      Kokkos::deep_copy(Kokkos::View<int**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                            h.ids.data(), batch, std::size_t(columns)), ids);
+      Kokkos::deep_copy(Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                            h.probs.data(), batch, std::size_t(columns)), probs);
+      Kokkos::deep_copy(Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                            h.logprobs.data(), batch, std::size_t(columns)), logprobs);
+      Kokkos::deep_copy(Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(h.counts.data(), batch),
+                        counts);
+      failure = verify_candidates(c, pristine, f, columns, h);
+    } else if (half) {
+      failure = verify_sample16(c, pristine16, work16, f);
+    } else {
+      failure = verify_sample(c, pristine, work, f);
+    }
     if (!failure.empty()) {
       fail(state, label, failure);
       return;
     }
     g_config_verified.insert(label);
   }
-  if (is_qrita(c.kind) && !g_paths.count(label)) {
-    Kokkos::deep_copy(space, work, pristine);
+  if (has_row_stats(c.kind) && !g_paths.count(label)) {
+    restore();
     g_paths[label] = path_stats(c.batch, [&](Kokkos::View<qrita::RowStats*, mem> const& stats) {
-      qrita::sample_mask(space, work, f.k, f.p, opts, *ws, stats);
+      if (c.kind == Kind::bf16)
+        qrita::sample_mask(space, typed_ref<qrita::bfloat16>(reinterpret_cast<qrita::bfloat16*>(work16.data()), batch, vocab),
+                           f.params, opts, *ws, stats);
+      else if (c.kind == Kind::fp16)
+        qrita::sample_mask(space, typed_ref<qrita::float16>(reinterpret_cast<qrita::float16*>(work16.data()), batch, vocab),
+                           f.params, opts, *ws, stats);
+      else if (c.mode == Mode::tminp)
+        qrita::sample_mask(space, work, f.params, opts, *ws, stats);
+      else
+        qrita::sample_mask(space, work, f.k, f.p, opts, *ws, stats);
       space.fence();
     });
   }
@@ -556,7 +1046,7 @@ void run(benchmark::State& state, Config const& c) {
   {
     AllocationListener listening;
     for (auto _ : state) {
-      if (c.kind != Kind::copy) Kokkos::deep_copy(space, work, pristine);
+      if (c.kind != Kind::copy) restore();
       space.fence();
       g_alloc.counting = true;
       const auto t0    = clock_type::now();
@@ -576,16 +1066,33 @@ void run(benchmark::State& state, Config const& c) {
     fail(state, label, why);
     return;
   }
+  // A token is a function of the row, its filters, its seed and its offset.
+  if (c.kind == Kind::sample) {
+    std::vector<int> again(batch);
+    Kokkos::deep_copy(Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(again.data(), batch), tokens);
+    for (std::size_t r = 0; r < batch; ++r)
+      if (again[r] != warm_tokens[r]) {
+        fail(state, label, "row " + std::to_string(r) + ": token " + std::to_string(again[r]) +
+                               " after the timed calls, " + std::to_string(warm_tokens[r]) +
+                               " before, with the same seed and offset");
+        return;
+      }
+  }
   const double iterations = double(state.iterations());
   const double per_call   = total / std::max(1.0, iterations);
-  state.SetBytesProcessed(std::int64_t(state.iterations()) * c.batch * c.vocab *
-                          std::int64_t(2 * sizeof(float)));
+  // Bytes a call must move: the mask reads and writes the logits; the
+  // sampler only reads them.
+  const std::int64_t element = half ? 2 : std::int64_t(sizeof(float));
+  const std::int64_t passes  = (c.kind == Kind::sample || columns > 0) ? 1 : 2;
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * c.batch * c.vocab * element * passes);
   state.counters["batch"]           = double(c.batch);
   state.counters["vocab"]           = double(c.vocab);
   state.counters["rows_per_ms"]     = double(c.batch) / (per_call * 1e3);
   state.counters["x_copy"]          = per_call / copy_s;
   state.counters["copy_ms"]         = copy_s * 1e3;
   state.counters["workspace_bytes"] = double(workspace);
+  if (columns > 0) state.counters["columns"] = double(columns);
+  if (half) state.counters["bytes_per_entry"] = 2.0;
   if (is_qrita(c.kind))
     state.counters["teams_per_row"] =
         double(qrita::plan(space, c.batch, c.vocab, opts).teams_per_row);
@@ -593,7 +1100,7 @@ void run(benchmark::State& state, Config const& c) {
       g_alloc.available ? double(g_alloc.bytes) / std::max(1.0, iterations) : -1.0;
   state.counters["allocs"] =
       g_alloc.available ? double(g_alloc.count) / std::max(1.0, iterations) : -1.0;
-  if (is_qrita(c.kind)) {
+  if (has_row_stats(c.kind)) {
     const PathStats& s = g_paths[label];
     if (s.topk_hit >= 0) state.counters["topk_hit"] = s.topk_hit;
     if (s.topp_hit >= 0) state.counters["topp_hit"] = s.topp_hit;
@@ -633,6 +1140,22 @@ struct Grid {
   }
 };
 
+// The sampler's benchmarks for one (shape, vocabulary), on the mask's
+// batches: sample_tokens and candidate_list (C = 64) in every mode, and on
+// the serving shape also in the temperature / min-p mode (with qrita's mask
+// there, for the ratio); candidate_list with C = 1024 where `big`; the
+// 16-bit masks at batches b16 (fp16 only where `fp16`).
+void add_sampler(Grid& g, Shape s, std::int64_t v, std::vector<std::int64_t> const& b,
+                 std::vector<std::int64_t> const& b16, bool big, bool fp16) {
+  g.add_all(Kind::sample, s, v, b);
+  g.add_all(Kind::cand, s, v, b);
+  if (s == Shape::serving)
+    for (Kind k : {Kind::qrita, Kind::sample, Kind::cand}) g.add(k, s, {Mode::tminp}, v, b);
+  if (big) g.add_all(Kind::cand_big, s, v, b);
+  if (!b16.empty()) g.add_all(Kind::bf16, s, v, b16);
+  if (!b16.empty() && fp16) g.add_all(Kind::fp16, s, v, b16);
+}
+
 Grid make_grid(Suite suite) {
   Grid g;
   const std::vector<Mode> sort_modes = {Mode::k50p09, Mode::p07};
@@ -650,10 +1173,18 @@ Grid make_grid(Suite suite) {
 #if QRITA_PERF_HAVE_SORT
       g.add_all(Kind::sort, s, v, b);
 #endif
+      // The sampler and the 16-bit masks on the shapes that differ most
+      // (ties, flat rows, wide nuclei).
+      if (s == Shape::serving || s == Shape::uniform || s == Shape::flat || s == Shape::lm)
+        add_sampler(g, s, v, b, b, s == Shape::serving, s == Shape::serving);
+      else if (s == Shape::serving_bf16)
+        g.add_all(Kind::bf16, s, v, b);
+      if (s != Shape::serving) g.add(Kind::qrita, s, {Mode::tminp}, v, b);
     }
   } else if (suite == Suite::quick) {
     // A CPU-sized grid: two vocabularies, batches up to 64; the other
-    // shapes at V 128256, B 1 and 16.
+    // shapes at V 128256, B 1 and 16; the sampler and the 16-bit masks on
+    // serving logits.
     const std::vector<std::int64_t> b = {1, 4, 16, 64};
     for (std::int64_t v : {std::int64_t(32000), std::int64_t(128256)}) {
       g.add(Kind::copy, Shape::serving, {Mode::k10}, v, b);
@@ -663,7 +1194,9 @@ Grid make_grid(Suite suite) {
 #if QRITA_PERF_HAVE_SORT
       g.add(Kind::sort, Shape::serving, sort_modes, v, v == 128256 ? std::vector<std::int64_t>{1, 4} : b);
 #endif
+      if (v == 32000) add_sampler(g, Shape::serving, v, b, {16, 64}, true, true);
       if (v == 128256) {
+        add_sampler(g, Shape::serving, v, {1, 16}, {16, 64}, false, false);
         for (Shape s : grid_shapes)
           if (s != Shape::serving) g.add_all(Kind::qrita, s, v, {1, 16});
         g.add_all(Kind::qrita, Shape::lm, v, {1, 16});
@@ -671,8 +1204,10 @@ Grid make_grid(Suite suite) {
     }
   } else {
     // The GPU grid: every counter shape, mode, vocabulary and batch for
-    // qrita; the copy floor for each (vocabulary, batch); the sort baseline
-    // on serving and randn; the ablations on serving at V 128256. Grouped by
+    // qrita, sample_tokens and candidate_list (C = 64; C = 1024 on serving
+    // at V 128256); the copy floor for each (vocabulary, batch); the sort
+    // baseline on serving and randn; the ablations on serving at V 128256;
+    // the bf16 mask at B 64 and 1024 (fp16 on serving and randn). Grouped by
     // (vocabulary, shape): each input is generated once.
     const std::vector<std::int64_t> b = {1, 64, 1024};
     for (std::int64_t v : {std::int64_t(128256), std::int64_t(262144)}) {
@@ -684,6 +1219,8 @@ Grid make_grid(Suite suite) {
 #if QRITA_PERF_HAVE_SORT
         if (s == Shape::serving || s == Shape::randn) g.add(Kind::sort, s, sort_modes, v, b);
 #endif
+        add_sampler(g, s, v, b, {64, 1024}, s == Shape::serving && v == 128256,
+                    s == Shape::serving || s == Shape::randn);
       }
     }
   }
@@ -692,7 +1229,13 @@ Grid make_grid(Suite suite) {
 }
 
 void register_grid(Grid const& grid) {
+  const space_type space;
   for (Config const& c : grid.configs) {
+    // candidate_list takes at most the candidates a team can hold.
+    if (is_candidates(c.kind)) {
+      const qrita::LaunchPlan plan = qrita::plan(space, c.batch, c.vocab, options_for(c.kind));
+      if (candidate_columns(c.kind) > plan.candidate_capacity + plan.tier_capacity) continue;
+    }
     benchmark::RegisterBenchmark(c.label().c_str(), [c](benchmark::State& state) {
       try {
         run(state, c);
@@ -829,14 +1372,17 @@ int main(int argc, char** argv) {
       std::printf(
           "qrita_perf [--quick | --smoke] [--calibrate] [--seed=N] [google benchmark flags]\n"
           "  (default)    the full grid for a GPU: 7 shapes x 4 modes x V 128256, 262144 x B 1, 64,\n"
-          "               1024, with copy, sort and ablations (~2-3 min on an H100)\n"
+          "               1024, with copy, sort and ablations; sample_tokens and candidate_list on\n"
+          "               the same cells; bf16 / fp16 masks at B 64 and 1024 (~3 min on an H100)\n"
           "  --quick      a small grid for CPUs (V 32000 and 128256, B 1..64)\n"
           "  --smoke      every benchmark kind on tiny inputs (a test)\n"
           "  --calibrate  print how the serving shape compares with real models and each\n"
           "               shape's vocabulary-order bias (the ordered shape's targets), then exit\n"
           "  --seed=N     seed of the generated logits (default 1234)\n"
           "Names: KIND/SHAPE/MODE/V:<vocab>/B:<batch>, e.g. qrita/serving/k50p0.9/V:128256/B:1024;\n"
-          "select with --benchmark_filter=<regex>. See perf/README.md.\n\n");
+          "KIND: qrita, qrita-sample, qrita-cand64, qrita-cand1024, qrita-bf16, qrita-fp16, sort,\n"
+          "copy, ablation-*. Select with --benchmark_filter=<regex>, e.g.\n"
+          "'^(qrita|qrita-sample|qrita-cand64|qrita-bf16|copy)/'. See perf/README.md.\n\n");
       args.push_back(argv[i]);
     } else {
       if (a.rfind("--benchmark_min_time", 0) == 0) min_time_given = true;
@@ -852,6 +1398,7 @@ int main(int argc, char** argv) {
     if (suite == Suite::smoke) vocabs = {3000};
     calibrate(vocabs, suite == Suite::full ? 64 : 8);
     calibrate_order(vocabs, suite == Suite::full ? 128 : suite == Suite::quick ? 32 : 4);
+    g_in16 = Inputs16{};
     g_in = Inputs{};
     return 0;
   }
@@ -901,7 +1448,8 @@ int main(int argc, char** argv) {
   register_grid(make_grid(suite));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  g_in = Inputs{};  // free device memory before Kokkos finalizes
+  g_in16 = Inputs16{};
+  g_in   = Inputs{};  // free device memory before Kokkos finalizes
   if (!g_failed.empty()) {
     std::fprintf(stderr, "qrita_perf: %zu benchmark(s) failed:\n", g_failed.size());
     for (std::string const& label : g_failed) std::fprintf(stderr, "  %s\n", label.c_str());

@@ -17,10 +17,38 @@ Kinds (the KIND of each benchmark name KIND/SHAPE/MODE/V:<v>/B:<b>):
   torch-topk   torch.topk with the batch's largest k, then top-p on the k
                survivors (modes with a k only; out of place)
 
-The two vLLM kinds need the files scripts/fetch-peers.sh extracts from the
-vllm 0.33.0 wheel into .peers/vllm_ops/ (never committed); without them
-they are left out and torch-sort is run instead. Default kinds:
-vllm-triton, vllm-torch, torch-topk (torch-sort, torch-topk without .peers).
+Samplers (one token per row; the peers of qrita::sample_tokens, named like
+qrita_perf's qrita-sample benchmarks' cells):
+
+  flashinfer-sample   FlashInfer's fused sampler,
+               flashinfer.sampling.top_k_top_p_sampling_from_logits(logits,
+               k, p, deterministic=True) with per-row k (int32, vocab = off)
+               and p (float32, 1 = off) tensors in every mode
+  vllm-sample  vLLM's sampler on CUDA (TopKTopPSampler.forward_cuda, its
+               default with FlashInfer): flashinfer_sample(logits, k, p),
+               which calls FlashInfer's top_k_top_p_sampling_from_logits
+               when a mode has k and p, else a softmax and FlashInfer's
+               top_k_ or top_p_sampling_from_probs
+  vllm-sample-native  vLLM's forward_native: the Triton mask above, a
+               float32 softmax and random_sample (an exponential race:
+               probs / Exp(1), argmax)
+
+The vLLM kinds need the files scripts/fetch-peers.sh extracts from the
+vllm 0.33.0 wheel into .peers/vllm_ops/, the FlashInfer kinds the extract of
+flashinfer-python it writes into .peers/flashinfer/ (never committed);
+without them they are left out and torch-sort is run instead of vllm-torch.
+Default kinds: vllm-triton, vllm-torch, torch-topk, flashinfer-sample,
+vllm-sample, vllm-sample-native (those whose files are there).
+
+FlashInfer: .peers/flashinfer holds its sampling module's Python and CUDA
+sources (flashinfer-sampling.tgz), the apache-tvm-ffi wheel it runs on and,
+when fetch-peers.sh could build it, the module prebuilt for sm_90a. They
+are unpacked (once per content) into --flashinfer-cache (default
+.peers-cache/flashinfer, git-ignored; FLASHINFER_WORKSPACE_BASE and
+TVM_FFI_CACHE_DIR point there), the prebuilt module is installed as
+FlashInfer's AOT module on a GPU of its compute capability, and FlashInfer
+JIT-compiles it otherwise (about 2 minutes on an H100 machine, cached there
+for the next call on the same machine).
 
 Inputs: qrita_perf's counter shapes (src/synthetic.hpp: serving, ordered,
 randn, uniform, temp2, serving-bf16, flat), generated here with the same
@@ -46,6 +74,8 @@ under top-p the shortest prefix of the top-k survivors' softmax with mass
 >= p (a kept count whose boundary mass is within 1e-5 of p also passes:
 float32 softmax rounding). `exact` is the fraction of checked rows that
 pass; vLLM's kernels keep whole tie groups, so they are not exact on ties.
+For the samplers, `exact` is the fraction of checked rows whose token is in
+the definition's kept set (within the same top-p rounding freedom).
 
 The JSON has Google Benchmark's layout; scripts/plot_perf.py overlays it on
 qrita_perf's. perf/README.md has more.
@@ -53,13 +83,19 @@ qrita_perf's. perf/README.md has more.
 
 import argparse
 import datetime
+import glob
+import hashlib
 import json
 import math
 import os
 import re
+import shutil
 import struct
+import subprocess
 import sys
+import tarfile
 import time
+import zipfile
 
 import torch
 
@@ -67,6 +103,7 @@ SHAPES = ["serving", "ordered", "randn", "uniform", "temp2", "serving-bf16", "fl
 VOCABS = [128256, 262144]
 BATCHES = [1, 64, 1024]
 MODES = ["k10", "p0.7", "k50p0.9", "rand"]
+SAMPLERS = ["flashinfer-sample", "vllm-sample", "vllm-sample-native"]
 MASK64 = (1 << 64) - 1
 TOL = 1e-5
 
@@ -352,20 +389,84 @@ def topk_mask(logits, k, p, k_max):
 
 
 def load_vllm(peers_dir):
-    """vLLM's two functions from the extracted files and their version, or
-    (None, None, why not)."""
+    """vLLM's functions from the extracted files and their version, or
+    (None, None, None, why not). The third is a dict of the sampler's
+    functions (random_sample, flashinfer_sample), empty if that file is
+    missing."""
     if not peers_dir or not os.path.isfile(os.path.join(peers_dir, "topk_topp_triton.py")):
-        return None, None, "no .peers/vllm_ops (run scripts/fetch-peers.sh)"
+        return None, None, {}, "no .peers/vllm_ops (run scripts/fetch-peers.sh)"
     sys.path.insert(0, os.path.abspath(peers_dir))
     try:
         import topk_topp_pytorch
         import topk_topp_triton
     except Exception as e:  # noqa: BLE001 - report and run without
-        return None, None, f"could not import the vLLM files: {e!r}"
+        return None, None, {}, f"could not import the vLLM files: {e!r}"
+    sampler = {}
+    if os.path.isfile(os.path.join(peers_dir, "vllm_sampler.py")):
+        try:
+            import vllm_sampler
+            sampler = {"random_sample": vllm_sampler.random_sample,
+                       "flashinfer_sample": vllm_sampler.flashinfer_sample}
+        except Exception as e:  # noqa: BLE001
+            print(f"peers: vLLM's sampler functions left out: {e!r}", file=sys.stderr)
     version = open(os.path.join(peers_dir, "VERSION")).read().strip() \
         if os.path.exists(os.path.join(peers_dir, "VERSION")) else "vllm"
     return (topk_topp_triton.apply_top_k_top_p_triton,
-            topk_topp_pytorch.apply_top_k_top_p_pytorch, version)
+            topk_topp_pytorch.apply_top_k_top_p_pytorch, sampler, version)
+
+
+def load_flashinfer(fi_dir, cache, allow_aot=True):
+    """FlashInfer's sampling extract (scripts/fetch-peers.sh) unpacked into
+    `cache`, imported, and its module loaded (prebuilt or JIT-compiled):
+    (flashinfer, note) or (None, why not)."""
+    tgz = os.path.join(fi_dir or "", "flashinfer-sampling.tgz")
+    if not fi_dir or not os.path.isfile(tgz):
+        return None, "no .peers/flashinfer (run scripts/fetch-peers.sh)"
+    cache = os.path.abspath(cache)
+    site = os.path.join(cache, "site")
+    wheels = sorted(glob.glob(os.path.join(fi_dir, "*.whl")))
+    digest = hashlib.sha256(open(tgz, "rb").read()).hexdigest()
+    stamp = os.path.join(site, ".qrita-stamp")
+    want = digest + " " + " ".join(os.path.basename(w) for w in wheels)
+    if not os.path.isfile(stamp) or open(stamp).read() != want:
+        shutil.rmtree(site, ignore_errors=True)
+        os.makedirs(site)
+        with tarfile.open(tgz) as tar:
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(site, filter="data")
+            else:
+                tar.extractall(site)
+        for w in wheels:
+            res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index",
+                                  "--no-deps", "--no-compile", "--no-cache-dir", "--target", site, w],
+                                 capture_output=True, text=True)
+            if res.returncode != 0:  # a wheel is a zip: unpack it instead
+                zipfile.ZipFile(w).extractall(site)
+        open(stamp, "w").write(want)
+    # The module prebuilt by fetch-peers.sh, where FlashInfer looks for AOT
+    # modules, on a GPU of the capability it was built for.
+    aot = os.path.join(site, "flashinfer", "data", "aot", "sampling", "sampling.so")
+    major, minor = torch.cuda.get_device_capability()
+    prebuilt = os.path.join(fi_dir, f"sampling-sm{major}{minor}a.so")
+    how = "JIT-compiled by FlashInfer"
+    if allow_aot and os.path.isfile(prebuilt):
+        os.makedirs(os.path.dirname(aot), exist_ok=True)
+        shutil.copyfile(prebuilt, aot)
+        how = f"prebuilt {os.path.basename(prebuilt)} (scripts/fetch-peers.sh), as FlashInfer's AOT module"
+    elif os.path.exists(aot):
+        os.remove(aot)
+    os.environ["FLASHINFER_WORKSPACE_BASE"] = cache
+    os.environ.setdefault("TVM_FFI_CACHE_DIR", os.path.join(cache, "tvm-ffi"))
+    sys.path.insert(0, site)
+    t0 = time.time()
+    try:
+        import flashinfer
+        import flashinfer.sampling
+        flashinfer.sampling.get_sampling_module()
+    except Exception as e:  # noqa: BLE001 - report and run without
+        return None, f"FlashInfer's sampling module did not load: {e!r}"
+    return flashinfer, (f"flashinfer-python {flashinfer.__version__}, sampling module "
+                        f"{how}, loaded in {time.time() - t0:.1f} s")
 
 
 # --- exactness against the definition, in float64 -------------------------------
@@ -413,6 +514,40 @@ def check_rows(x, out, k, p):
             why = why or reason
         else:
             passed += 1
+    return passed, why
+
+
+def check_tokens(x, tokens, k, p):
+    """x: [n, V] float32 input rows; tokens: one per row; k, p as for
+    check_rows. A token passes if it is a candidate among the definition's
+    kept set: the first min(k, candidates) of the order, under top-p the
+    shortest prefix with mass >= p (a boundary within 1e-5 of p also
+    counts). Returns (passed, first failure)."""
+    n, vocab = x.shape
+    xd = x.double()
+    xs = torch.where(torch.isnan(xd), torch.full_like(xd, float("-inf")), xd)
+    vals, order = torch.sort(xs, dim=-1, descending=True, stable=True)
+    passed, why = 0, ""
+    for i in range(n):
+        cand = int((vals[i] > float("-inf")).sum())
+        ki = k[i] if k is not None else 0
+        pi = p[i] if p is not None else 1.0
+        k_eff = min(ki if 0 < ki < vocab else cand, cand)
+        if pi < 1.0:
+            if pi <= 0:
+                hi = 1
+            else:
+                cum = torch.cumsum(torch.softmax(vals[i, :k_eff], 0), 0)
+                hi = min(int((cum < pi + TOL).sum()) + 1, k_eff)
+        else:
+            hi = k_eff
+        t = int(tokens[i])
+        place = (order[i] == t).nonzero() if 0 <= t < vocab else order.new_zeros(0)
+        if cand > 0 and place.numel() == 1 and int(place[0]) < hi:
+            passed += 1
+        elif not why:
+            why = (f"token {t} is not among the {hi} kept entries"
+                   + (f" (place {int(place[0])} of the order)" if place.numel() == 1 else ""))
     return passed, why
 
 
@@ -507,8 +642,16 @@ def main():
                         help="V 128256, B 1 and 64 only (about half a minute)")
     parser.add_argument("--filter", default="", help="regex on benchmark names")
     parser.add_argument("--kinds", default="", help="comma-separated kinds (default: see above)")
-    parser.add_argument("--peers-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                            "..", ".peers", "vllm_ops"))
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    parser.add_argument("--peers-dir", default=os.path.join(repo, ".peers", "vllm_ops"))
+    parser.add_argument("--flashinfer-dir", default=os.path.join(repo, ".peers", "flashinfer"),
+                        help="scripts/fetch-peers.sh's FlashInfer extract")
+    parser.add_argument("--flashinfer-cache",
+                        default=os.environ.get("QRITA_FLASHINFER_CACHE",
+                                               os.path.join(repo, ".peers-cache", "flashinfer")),
+                        help="where it is unpacked and FlashInfer keeps its JIT cache (reused)")
+    parser.add_argument("--flashinfer-jit", action="store_true",
+                        help="ignore the prebuilt module: let FlashInfer JIT-compile it")
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--reps", type=int, default=10, help="timed calls per benchmark, at most")
     parser.add_argument("--warmup", type=int, default=2)
@@ -523,16 +666,29 @@ def main():
     if args.verify_inputs:
         sys.exit(1 if verify_inputs(args.verify_inputs, args.seed, device) else 0)
 
-    vllm_triton, vllm_torch, vllm_note = load_vllm(args.peers_dir)
+    vllm_triton, vllm_torch, vllm_sampler, vllm_note = load_vllm(args.peers_dir)
     if args.kinds:
         kinds = args.kinds.split(",")
     elif vllm_triton:
-        kinds = ["vllm-triton", "vllm-torch", "torch-topk"]
+        kinds = ["vllm-triton", "vllm-torch", "torch-topk"] + SAMPLERS
     else:
-        kinds = ["torch-sort", "torch-topk"]
+        kinds = ["torch-sort", "torch-topk", "flashinfer-sample"]
     if not vllm_triton and any(k.startswith("vllm") for k in kinds):
         print(f"peers: vLLM kinds left out: {vllm_note}", file=sys.stderr)
         kinds = [k for k in kinds if not k.startswith("vllm")] or ["torch-sort", "torch-topk"]
+    if "vllm-sample-native" in kinds and "random_sample" not in vllm_sampler:
+        print("peers: vllm-sample-native left out: no .peers/vllm_ops/vllm_sampler.py", file=sys.stderr)
+        kinds.remove("vllm-sample-native")
+    flashinfer, fi_note = None, "not asked for"
+    if any(k in ("flashinfer-sample", "vllm-sample") for k in kinds):
+        flashinfer, fi_note = load_flashinfer(args.flashinfer_dir, args.flashinfer_cache,
+                                              allow_aot=not args.flashinfer_jit)
+        print(f"peers: FlashInfer: {fi_note}", flush=True)
+        drop = ["flashinfer-sample", "vllm-sample"] if flashinfer is None else \
+            ([] if "flashinfer_sample" in vllm_sampler else ["vllm-sample"])
+        if drop and any(k in drop for k in kinds):
+            print(f"peers: {', '.join(k for k in kinds if k in drop)} left out", file=sys.stderr)
+            kinds = [k for k in kinds if k not in drop]
     print(f"peers: kinds {', '.join(kinds)}" + (f" ({vllm_note})" if vllm_triton else ""), flush=True)
 
     vocabs = [128256] if args.quick else VOCABS
@@ -566,13 +722,30 @@ def main():
                     rows = sorted({r for r in (0, 1, batch - 2, batch - 1) if 0 <= r < batch})
                     k_rows = k[rows].tolist() if k is not None else None
                     p_rows = p[rows].tolist() if p is not None else None
+                    # FlashInfer's fused sampler always gets both per-row tensors.
+                    k_all = k if k is not None else \
+                        torch.full((batch,), vocab, dtype=torch.int32, device=device)
+                    p_all = p if p is not None else \
+                        torch.ones((batch,), dtype=torch.float32, device=device)
                     for kind in kinds:
                         name = f"{kind}/{shape}/{mode}/V:{vocab}/B:{batch}"
                         if pattern and not pattern.search(name):
                             continue
                         if kind == "torch-topk" and k is None:
                             continue
-                        if kind == "vllm-triton":
+                        sampler = kind in SAMPLERS
+                        if kind == "flashinfer-sample":
+                            call = lambda: flashinfer.sampling.top_k_top_p_sampling_from_logits(
+                                work, k_all, p_all, deterministic=True)
+                        elif kind == "vllm-sample":
+                            # TopKTopPSampler.forward_cuda without per-request generators
+                            call = lambda: vllm_sampler["flashinfer_sample"](work.contiguous(), k, p, {})
+                        elif kind == "vllm-sample-native":
+                            def call():  # TopKTopPSampler.forward_native, logprobs_mode raw
+                                logits = vllm_triton(work, k, p)
+                                probs = logits.softmax(dim=-1, dtype=torch.float32)
+                                return vllm_sampler["random_sample"](probs, {})
+                        elif kind == "vllm-triton":
                             call = lambda: vllm_triton(work, k, p)
                         elif kind == "vllm-torch":
                             call = lambda: vllm_torch(work, k, p)
@@ -589,7 +762,11 @@ def main():
                             res = call()
                             torch.cuda.synchronize()
                             res = work if res is None else res
-                            passed, why = check_rows(src[rows], res[rows], k_rows, p_rows)
+                            if sampler:
+                                passed, why = check_tokens(src[rows], res.view(-1)[rows].cpu(),
+                                                           k_rows, p_rows)
+                            else:
+                                passed, why = check_rows(src[rows], res[rows], k_rows, p_rows)
                             del res
                             ms, mem, n = time_calls(call, restore, args.warmup, args.reps, args.budget)
                         except Exception as e:  # noqa: BLE001 - record and go on
@@ -605,7 +782,8 @@ def main():
                             "iterations": n, "real_time": ms * 1e3, "cpu_time": ms * 1e3,
                             "time_unit": "us", "batch": batch, "vocab": vocab,
                             "rows_per_ms": batch / ms, "x_copy": ms / cms, "copy_ms": cms,
-                            "mem_bytes": mem, "bytes_per_second": batch * vocab * 8 / (ms * 1e-3),
+                            "mem_bytes": mem,
+                            "bytes_per_second": batch * vocab * (4 if sampler else 8) / (ms * 1e-3),
                             "exact": exact, "rows_checked": len(rows),
                             **({"inexact": why} if why else {}),
                         })
@@ -625,6 +803,7 @@ def main():
         "seed": str(args.seed),
         "kinds": ",".join(kinds),
         "vllm": vllm_note if vllm_triton else f"absent: {vllm_note}",
+        "flashinfer": fi_note,
         "timing": f"CUDA events, median of up to {args.reps} calls (~{args.budget} s) after "
                   f"{args.warmup} warm-up calls; input restored before each call, untimed",
     }

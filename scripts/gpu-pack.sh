@@ -43,10 +43,14 @@ cp "${bins[@]}" "$out/bin/"
 # Host symbols are not needed there (device line info stays in the fat
 # binaries); stripped, the bundle fits a 64 MiB transfer once compressed.
 strip "$out/bin/"*
-# The peers (scripts/fetch-peers.sh; git-ignored), when fetched.
-if [ -d "$repo/.peers/vllm_ops" ]; then
-  mkdir -p "$out/.peers" && cp -r "$repo/.peers/vllm_ops" "$out/.peers/"
-fi
+# The peers (scripts/fetch-peers.sh; git-ignored), when fetched: vLLM's
+# files (0.1 MiB) and FlashInfer's sampling extract (about 8 MiB: sources,
+# the apache-tvm-ffi wheel, the module prebuilt for sm_90a).
+for p in vllm_ops flashinfer; do
+  if [ -d "$repo/.peers/$p" ]; then
+    mkdir -p "$out/.peers" && cp -r "$repo/.peers/$p" "$out/.peers/"
+  fi
+done
 
 # Every shared library the binaries load, except the C library family and
 # the CUDA driver (libcuda comes with the GPU machine's driver).
@@ -66,6 +70,7 @@ kokkos:  $(cat build/deps/kokkos-cuda/.qrita-stamp 2>/dev/null || echo unknown)
 images:  sm_80 + sm_90 (NVCC_APPEND_FLAGS in the cuda preset)
 binaries: $(cd "$out/bin" && echo *)
 libraries: $(cd "$out/lib" && echo *)
+peers:   $(cat "$out"/.peers/*/VERSION 2>/dev/null | tr '\n' ';' || echo none)
 EOF
 say "packed into $out ($(du -sh "$out" | cut -f1)):"
 cat "$out/MANIFEST"

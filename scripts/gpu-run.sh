@@ -5,25 +5,32 @@
 # CLI against the oracle, the perf suite, qrita's peers on the same inputs
 # (perf/peers.py) and the plots. Everything lands in one folder.
 #
-#   scripts/gpu-run.sh [--bundle DIR] [--out DIR] [--skip STEP]... [-- PERF_FLAGS]
+#   scripts/gpu-run.sh [--bundle DIR] [--out DIR] [--skip STEP]...
+#                      [--peers-args "ARGS"] [-- PERF_FLAGS]
 #
 # STEP: tests, sanitizer, cli, perf, peers, plots. PERF_FLAGS go to qrita_perf
-# (e.g. --benchmark_filter=qrita/serving). Defaults: bundle ship/, results
-# in results/<date>-<gpu>/. Exit status: non-zero if any check failed (the
-# later steps still run).
+# (e.g. --benchmark_filter=qrita/serving), ARGS to perf/peers.py (e.g.
+# "--kinds flashinfer-sample,vllm-sample"). Defaults: bundle ship/, results
+# in results/<date>-<gpu>/. FlashInfer's sampling module (.peers/flashinfer,
+# scripts/fetch-peers.sh) is unpacked into .peers-cache/flashinfer
+# (git-ignored), where a JIT build, if one is needed, stays for the next run
+# on the same machine. Exit status: non-zero if any check failed (the later
+# steps still run).
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bundle=$repo/ship
 out=""
 skip=" "
 perf_flags=()
+peers_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --peers-args) peers_args=$2; shift 2 ;;
     --bundle) bundle=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --skip) skip="$skip$2 "; shift 2 ;;
     --) shift; perf_flags=("$@"); break ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "gpu-run: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -96,18 +103,23 @@ if wanted perf; then
   tail -n 5 "$out/perf.txt"
 fi
 
-# Peers (perf/peers.py) on the same inputs: vLLM's Triton kernel and PyTorch
-# sort path from .peers/ (scripts/fetch-peers.sh; in the bundle or the
-# repository), and torch.topk. Without .peers/ only the PyTorch masks run.
+# Peers (perf/peers.py) on the same inputs: vLLM's Triton kernel, PyTorch
+# sort path and sampler, and FlashInfer's fused sampler from .peers/
+# (scripts/fetch-peers.sh; in the bundle or the repository), and torch.topk.
+# Without .peers/ only the PyTorch masks run.
 if wanted peers && [ -f "$repo/perf/peers.py" ]; then
   peers_dir=""
   for d in "$bundle/.peers/vllm_ops" "$repo/.peers/vllm_ops"; do
     [ -f "$d/topk_topp_triton.py" ] && { peers_dir=$d; break; }
   done
+  fi_dir=""
+  for d in "$bundle/.peers/flashinfer" "$repo/.peers/flashinfer"; do
+    [ -f "$d/flashinfer-sampling.tgz" ] && { fi_dir=$d; break; }
+  done
   if ! python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null; then
     echo "no PyTorch with CUDA here: peers skipped" | tee -a "$out/summary.txt"
   else
-    step "peers: inputs against qrita-cli's (bitwise), then ${peers_dir:+vLLM Triton, vLLM PyTorch, }torch.topk${peers_dir:- and a torch sort mask (no .peers/)}"
+    step "peers: inputs against qrita-cli's (bitwise), then ${peers_dir:+vLLM Triton, vLLM PyTorch, vLLM's sampler, }${fi_dir:+FlashInfer's sampler, }torch.topk${peers_dir:- and a torch sort mask (no .peers/vllm_ops)}"
     mkdir -p "$out/peers-inputs"
     for s in serving ordered randn uniform temp2 serving-bf16; do
       "$bin/qrita-cli" --batch 2 --vocab 262144 --shape "$s" --seed 1234 --rows 0 \
@@ -117,9 +129,12 @@ if wanted peers && [ -f "$repo/perf/peers.py" ]; then
     record "peers inputs" $?
     cat "$out/peers-inputs.log" | tee -a "$out/summary.txt"
     rm -rf "$out/peers-inputs"
+    # shellcheck disable=SC2086
     python3 "$repo/perf/peers.py" --out "$out/peers.json" ${peers_dir:+--peers-dir "$peers_dir"} \
-      > "$out/peers.log" 2>&1
+      ${fi_dir:+--flashinfer-dir "$fi_dir"} --flashinfer-cache "$repo/.peers-cache/flashinfer" \
+      $peers_args > "$out/peers.log" 2>&1
     record peers $?
+    grep -E "^peers: (FlashInfer|kinds)|left out" "$out/peers.log" | tee -a "$out/summary.txt"
     tail -n 3 "$out/peers.log"
   fi
 fi
@@ -129,6 +144,7 @@ if wanted plots && [ -f "$out/perf.json" ] && python3 -c "import matplotlib" 2> 
   python3 "$repo/scripts/plot_perf.py" "$out/perf.json" \
     $( [ -f "$out/peers.json" ] && echo "$out/peers.json" ) --out "$out/plots" > "$out/plots.log" 2>&1
   record plots $?
+  grep -E "^Targets held|cells met" "$out/plots/summary.md" 2>/dev/null | tee -a "$out/summary.txt"
 fi
 
 step "done: results in $out"

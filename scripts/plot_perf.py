@@ -19,10 +19,18 @@ perf/torch_baseline.py. Writes into DIR (default docs/perf/):
                            per (vocab, mode), qrita and its peers (perf/peers.py:
                            vllm-triton, vllm-torch, torch-*), the targets dashed
   x_copy.png               qrita's time over the copy's, per vocabulary
+  sampler.png              us per call against batch on serving logits: qrita's
+                           mask, sample_tokens and candidate_list, and the
+                           sampler peers (flashinfer-sample, vllm-sample*)
   summary.md               the same numbers as Markdown tables, memory per call,
                            and a table of every qrita cell (x_copy, us per call,
                            rows/ms, the best peer's time) saying whether each
-                           target holds
+                           target holds; then issue 10's: per cell
+                           sample_tokens / sample_mask (<= 1.15),
+                           candidate_list (C = 64) / sample_mask (<= 1.2),
+                           sample_tokens against FlashInfer's fused sampler
+                           (faster at B >= 64), and bf16 (fp16) mask / fp32
+                           mask (<= 0.6 at B 1024), each marked met / missed
 
 Needs matplotlib (Debian: apt-get install python3-matplotlib).
 """
@@ -37,8 +45,11 @@ import sys
 from collections import defaultdict
 
 MODES = ["k10", "p0.7", "k50p0.9", "rand"]
+TMINP = "t0.7-mp0.05-k50-p0.9"  # temperature 0.7, min-p 0.05, k=50, p=0.9 (serving only)
+ALL_MODES = MODES + [TMINP]
 MODE_TITLES = {"k10": "k=10, p=None", "p0.7": "k=None, p=0.7",
-               "k50p0.9": "k=50, p=0.9", "rand": "k=Rand, p=Rand"}
+               "k50p0.9": "k=50, p=0.9", "rand": "k=Rand, p=Rand",
+               TMINP: "T=0.7, min-p=0.05, k=50, p=0.9"}
 STYLE = {  # kind: (label, colour, marker, linestyle)
     "qrita": ("qrita", "tab:blue", "o", "-"),
     "sort": ("sort (bitonic, Kokkos)", "tab:red", "s", "-"),
@@ -50,7 +61,21 @@ STYLE = {  # kind: (label, colour, marker, linestyle)
     "ablation-notrunc": ("no sigma-truncation", "tab:green", "D", "-"),
     "ablation-binary": ("binary search", "tab:olive", "P", "--"),
     "ablation-nodup": ("no duplicate handling", "tab:cyan", "X", ":"),
+    "qrita-sample": ("qrita sample_tokens", "tab:blue", "o", "--"),
+    "qrita-cand64": ("qrita candidate_list, C=64", "tab:cyan", "s", "--"),
+    "qrita-cand1024": ("qrita candidate_list, C=1024", "tab:cyan", "D", ":"),
+    "qrita-bf16": ("qrita bf16 mask", "tab:green", "o", "-."),
+    "qrita-fp16": ("qrita fp16 mask", "tab:olive", "o", "-."),
+    "flashinfer-sample": ("FlashInfer top_k_top_p_sampling_from_logits", "tab:red", "*", "--"),
+    "vllm-sample": ("vLLM sampler (FlashInfer path)", "tab:pink", "P", "--"),
+    "vllm-sample-native": ("vLLM sampler (native: Triton mask + exp race)", "tab:brown", "X", "--"),
 }
+SAMPLER_PEERS = ["flashinfer-sample", "vllm-sample", "vllm-sample-native"]
+# Issue 10's targets.
+SAMPLE_OVER_MASK = 1.15    # qrita-sample time / qrita mask time, every cell
+CAND_OVER_MASK = 1.2       # qrita-cand64 time / qrita mask time, every cell
+BF16_OVER_FP32 = 0.6       # qrita-bf16 / qrita (fp32) mask time at B 1024
+FLASHINFER_FROM_BATCH = 64  # qrita-sample faster than flashinfer-sample from this batch on
 SHAPE_STYLE = {"serving": "tab:blue", "ordered": "tab:red", "randn": "tab:green",
                "uniform": "tab:purple", "temp2": "tab:olive", "serving-bf16": "tab:orange",
                "flat": "tab:gray", "lm": "tab:brown"}
@@ -369,6 +394,165 @@ def target_table(results):
     return out
 
 
+def _cell_order(c):
+    shape, mode, vocab, batch = c
+    return (SHAPES.index(shape) if shape in SHAPES else 99,
+            ALL_MODES.index(mode) if mode in ALL_MODES else 99, vocab, batch)
+
+
+def mark(ok):
+    return "met" if ok else "**missed**"
+
+
+def ratio(x):
+    return "-" if x is None else f"{x:.3f}"
+
+
+def sampler_tables(results):
+    """Issue 10's targets, per cell: qrita-sample / qrita mask <= 1.15,
+    qrita-cand64 / qrita mask <= 1.2, qrita-sample faster than FlashInfer's
+    fused sampler at B >= 64, and bf16 mask / fp32 mask <= 0.6 at B 1024.
+    Times are us per call of the same rows and filters in the same run."""
+    present = kinds_present(results)
+    if "qrita-sample" not in present and "qrita-cand64" not in present and "qrita-bf16" not in present:
+        return []
+    out = ["", "## sampler targets (issue 10), every cell", "",
+           f"Times in us per call on the same rows and filters, from one run. sample = "
+           f"qrita::sample_tokens, cand = qrita::candidate_list with C = 64 (C = 1024: serving, "
+           f"V 128256), mask = qrita::sample_mask (fp32). Targets: sample / mask <= {SAMPLE_OVER_MASK}; "
+           f"cand / mask <= {CAND_OVER_MASK}; sample faster than FlashInfer's fused "
+           f"top_k_top_p_sampling_from_logits (flashinfer-sample) at B >= {FLASHINFER_FROM_BATCH}. "
+           "vllm-sample is vLLM 0.33's sampler on CUDA (FlashInfer path), vllm-sample-native its "
+           "fallback (Triton mask, softmax, exponential race); `fi exact` is the fraction of "
+           "FlashInfer's checked tokens inside the definition's kept set.", ""]
+    counts = defaultdict(lambda: [0, 0])
+    head = ["shape", "mode", "V", "B", "mask us", "sample us", "sample/mask", "cand us", "cand/mask",
+            "cand1024 us", "flashinfer us", "sample/flashinfer", "fi exact", "vllm-sample us",
+            "vllm-native us", "targets"]
+    rows = []
+    cells = sorted({(s, m, v, b) for (k, s, m, v, b) in results if k in ("qrita-sample", "qrita-cand64")},
+                   key=_cell_order)
+    for shape, mode, vocab, batch in cells:
+        def us(kind):
+            return us_per_call(results.get((kind, shape, mode, vocab, batch)), batch)
+        mask, sample, cand = us("qrita"), us("qrita-sample"), us("qrita-cand64")
+        fi = us("flashinfer-sample")
+        missed = []
+        r_sample = sample / mask if sample and mask else None
+        r_cand = cand / mask if cand and mask else None
+        r_fi = sample / fi if sample and fi else None
+        if r_sample is not None:
+            ok = r_sample <= SAMPLE_OVER_MASK
+            counts["sample"][0] += ok
+            counts["sample"][1] += 1
+            if not ok:
+                missed.append(f"sample/mask > {SAMPLE_OVER_MASK}")
+        if r_cand is not None:
+            ok = r_cand <= CAND_OVER_MASK
+            counts["cand"][0] += ok
+            counts["cand"][1] += 1
+            if not ok:
+                missed.append(f"cand/mask > {CAND_OVER_MASK}")
+        if r_fi is not None and batch >= FLASHINFER_FROM_BATCH:
+            ok = r_fi < 1.0
+            counts["flashinfer"][0] += ok
+            counts["flashinfer"][1] += 1
+            if not ok:
+                missed.append("not faster than FlashInfer")
+        fi_r = results.get(("flashinfer-sample", shape, mode, vocab, batch))
+        rows.append("| " + " | ".join([
+            shape, mode, str(vocab), str(batch), fmt(mask), fmt(sample),
+            ratio(r_sample) + (" " + mark(r_sample <= SAMPLE_OVER_MASK) if r_sample is not None else ""),
+            fmt(cand), ratio(r_cand) + (" " + mark(r_cand <= CAND_OVER_MASK) if r_cand is not None else ""),
+            fmt(us("qrita-cand1024")), fmt(fi),
+            ratio(r_fi) + (" " + mark(r_fi < 1.0) if r_fi is not None and batch >= FLASHINFER_FROM_BATCH
+                           else ""),
+            fmt(fi_r.get("exact")) if fi_r else "-", fmt(us("vllm-sample")), fmt(us("vllm-sample-native")),
+            "all met" if not missed else "NO: " + "; ".join(missed)]) + " |")
+    lines = []
+    for key, what in (("sample", f"sample_tokens / sample_mask <= {SAMPLE_OVER_MASK}"),
+                      ("cand", f"candidate_list (C = 64) / sample_mask <= {CAND_OVER_MASK}"),
+                      ("flashinfer", f"sample_tokens faster than flashinfer-sample at B >= {FLASHINFER_FROM_BATCH}")):
+        met, total = counts[key]
+        if total:
+            lines.append(f"- {what}: **{met} of {total}** cells met")
+    out += lines + [""]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    out += rows
+
+    cells16 = sorted({(s, m, v, b) for (k, s, m, v, b) in results if k in ("qrita-bf16", "qrita-fp16")},
+                     key=_cell_order)
+    if cells16:
+        met = total = 0
+        rows16 = []
+        for shape, mode, vocab, batch in cells16:
+            fp32 = us_per_call(results.get(("qrita", shape, mode, vocab, batch)), batch)
+            cells = [shape, mode, str(vocab), str(batch), fmt(fp32)]
+            for kind in ("qrita-bf16", "qrita-fp16"):
+                r = results.get((kind, shape, mode, vocab, batch))
+                t = us_per_call(r, batch)
+                rel = t / fp32 if t and fp32 else None
+                verdict = ""
+                if rel is not None and batch >= 1024:
+                    verdict = " " + mark(rel <= BF16_OVER_FP32)
+                    if kind == "qrita-bf16":
+                        met += rel <= BF16_OVER_FP32
+                        total += 1
+                cells += [fmt(t), ratio(rel) + verdict, fmt(r.get("x_copy")) if r else "-"]
+            rows16.append("| " + " | ".join(cells) + " |")
+        out += ["", "## 16-bit logits: sample_mask on bf16 / fp16 against fp32", "",
+                f"The same rows rounded to bfloat16 (float16) on the device, masked in place. Target: "
+                f"bf16 time / fp32 time <= {BF16_OVER_FP32} at B 1024 (fp16 marked against the same "
+                "bound, for information). x_copy: time over a read+write copy of the same 16-bit logits.",
+                "", f"- bf16 / fp32 <= {BF16_OVER_FP32} at B 1024: **{met} of {total}** cells met", ""]
+        head16 = ["shape", "mode", "V", "B", "fp32 us", "bf16 us", "bf16/fp32", "bf16 x_copy",
+                  "fp16 us", "fp16/fp32", "fp16 x_copy"]
+        out.append("| " + " | ".join(head16) + " |")
+        out.append("|" + "---|" * len(head16))
+        out += rows16
+    return out
+
+
+def sampler_figure(plt, results, device, out_dir):
+    """us per call against batch on the serving shape: qrita's mask, sampler
+    and candidate list, and the sampler peers; one panel per (vocab, mode)."""
+    kinds = [k for k in ["qrita", "qrita-sample", "qrita-cand64", "qrita-cand1024"] + SAMPLER_PEERS
+             if k in kinds_present(results)]
+    if "qrita-sample" not in kinds:
+        return []
+    vocabs = vocabs_of(results, "qrita-sample", "serving")
+    modes = [m for m in ALL_MODES if any(k[0] == "qrita-sample" and k[1] == "serving" and k[2] == m
+                                         for k in results)]
+    if not vocabs or not modes:
+        return []
+    fig, axes = plt.subplots(len(vocabs), len(modes), figsize=(4.2 * len(modes), 3.4 * len(vocabs)),
+                             squeeze=False)
+    for row, vocab in enumerate(vocabs):
+        for ax, mode in zip(axes[row], modes):
+            batches = set()
+            for kind in kinds:
+                pts = [(b, us_per_call(r, b)) for b, r in series(results, kind, "serving", mode, vocab)]
+                if not pts:
+                    continue
+                label, colour, marker, ls = STYLE.get(kind, (kind, "gray", "o", "-"))
+                if kind == "qrita":
+                    label = "qrita sample_mask"
+                ax.plot(*zip(*pts), label=label, color=colour, marker=marker, linestyle=ls,
+                        markersize=4, linewidth=1.4)
+                batches |= {b for b, _ in pts}
+            setup_axes(ax, f"{MODE_TITLES.get(mode, mode)}, V={vocab}", sorted(batches) or None)
+            ax.set_xlabel("batch size" if row == len(vocabs) - 1 else "")
+        axes[row][0].set_ylabel("us per call")
+    figure_legend(fig, axes.flat, 4)
+    fig.suptitle(f"sampling, serving logits: qrita and the samplers - {device}", fontsize=11)
+    fig.tight_layout(rect=(0, 0.1, 1, 0.95))
+    path = os.path.join(out_dir, "sampler.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]
+
+
 def shape_figures(plt, results, device, out_dir):
     """Per shape: x_copy against batch, one panel per (vocab, mode), qrita
     and its peers; the targets dashed."""
@@ -493,12 +677,16 @@ def main():
         written.append(path)
 
     written += shape_figures(plt, results, device, args.out)
+    written += sampler_figure(plt, results, device, args.out)
 
     path = os.path.join(args.out, "summary.md")
     with open(path, "w") as f:
         f.write(summary(results, device))
         if any(k[0] == "qrita" for k in results):
             f.write("\n".join(target_table(results)) + "\n")
+        tables = sampler_tables(results)
+        if tables:
+            f.write("\n".join(tables) + "\n")
     written.append(path)
     for p in written:
         print("wrote", p)
