@@ -1,5 +1,7 @@
 // What Kokkos Tools see of a call: one kernel labelled qrita::sample_mask
-// inside one balanced region of the same name (also when the call throws);
+// (qrita::sample_tokens, qrita::candidate_list for the sampling calls; the
+// three qrita::split_* launches for a split row) inside one balanced region
+// named after the call (also when the call throws);
 // with a qrita::Workspace, no allocation of qrita's own and no fence inside
 // a call (so it can be captured in a CUDA graph). Allocations Kokkos makes
 // for itself (labels not starting with "qrita") are counted apart: Kokkos 4
@@ -161,7 +163,127 @@ TYPED_TEST(Profiling, OneLabelledKernelNoAllocationBalancedRegions) {
   bad.team_size = 1 << 20;
   EXPECT_THROW(qrita::sample_mask(space, logits, k, p, bad), std::invalid_argument);
   EXPECT_EQ(log_.depth, 0);
-  EXPECT_TRUE(log_.kernels.empty());
+  EXPECT_TRUE(log_.kernels.empty()) << log_.kernels.size() << " kernels, the first "
+                                    << (log_.kernels.empty() ? "" : log_.kernels[0]);
+}
+
+// The SamplingParams calls: sample_mask (float and bf16 logits, with stats),
+// sample_tokens and candidate_list, with and without min-p (a min-p row is
+// never split across teams). With a workspace: one labelled kernel (or the
+// three split launches) per call inside one region named after the call, no
+// allocation of qrita's own and no fence inside a call.
+TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
+  using mem = typename TypeParam::memory_space;
+  const std::size_t batch = 16, vocab = 20000, C = 32;
+  Kokkos::View<float**, Kokkos::LayoutRight, mem> logits("logits", batch, vocab);
+  Kokkos::View<qrita::bfloat16**, Kokkos::LayoutRight, mem> half("half", batch, vocab);
+  auto h  = Kokkos::create_mirror_view(logits);
+  auto hh = Kokkos::create_mirror_view(half);
+  std::mt19937_64 rng(2);
+  for (std::size_t r = 0; r < batch; ++r) {
+    qrita::synthetic::lm_row(&h(r, 0), vocab, rng);
+    for (std::size_t i = 0; i < vocab; ++i) hh(r, i) = qrita::from_float<qrita::bfloat16>(h(r, i));
+  }
+  Kokkos::deep_copy(logits, h);
+  Kokkos::deep_copy(half, hh);
+  Kokkos::View<int*, mem> k("k", batch);
+  Kokkos::View<float*, mem> p("p", batch), min_p("min_p", batch), t("temperature", batch);
+  Kokkos::deep_copy(k, 50);
+  Kokkos::deep_copy(p, 0.9f);
+  Kokkos::deep_copy(min_p, 0.05f);
+  Kokkos::deep_copy(t, 0.8f);
+  qrita::SamplingParams<mem> params, with_min_p;
+  params.k = with_min_p.k = k;
+  params.p = with_min_p.p = p;
+  params.temperature = with_min_p.temperature = t;
+  with_min_p.min_p = min_p;
+  Kokkos::View<std::uint64_t*, mem> seeds("seeds", batch), offsets("offsets", batch);
+  Kokkos::View<int*, mem> tokens("tokens", batch), counts("counts", batch);
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> ids("ids", batch, C);
+  Kokkos::View<float**, Kokkos::LayoutRight, mem> probs("probs", batch, C),
+      logprobs("logprobs", batch, C), no_probs;
+  Kokkos::View<qrita::RowStats*, mem> stats("stats", batch);
+  const TypeParam space;
+  qrita::Options opts;
+  opts.candidate_capacity = 4096;
+  opts.tier_capacity      = 2000;
+  const qrita::Workspace<TypeParam> ws(space, batch, vocab, opts);
+  ASSERT_GT(ws.bytes(), 0u);
+  // Each call once and its expected launches; `split`: may it be split.
+  const bool splits = qrita::plan(space, batch, vocab, opts).teams_per_row > 1;
+  std::vector<std::string> regions, kernels;
+  const auto call = [&](const char* name, bool split, auto const& f) {
+    f();
+    regions.emplace_back(name);
+    if (splits && split)
+      kernels.insert(kernels.end(),
+                     {"qrita::split_scan", "qrita::split_gather", "qrita::split_write"});
+    else
+      kernels.emplace_back(name);
+  };
+  const auto all_calls = [&]() {
+    call("qrita::sample_mask", true,
+         [&] { qrita::sample_mask(space, logits, params, opts, ws); });
+    call("qrita::sample_mask", false,
+         [&] { qrita::sample_mask(space, half, with_min_p, opts, ws, stats); });
+    call("qrita::sample_tokens", true, [&] {
+      qrita::sample_tokens(space, logits, params, seeds, offsets, tokens, opts, ws);
+    });
+    call("qrita::sample_tokens", false, [&] {
+      qrita::sample_tokens(space, half, with_min_p, seeds, offsets, tokens, opts, ws);
+    });
+    call("qrita::candidate_list", true, [&] {
+      qrita::candidate_list(space, logits, params, ids, probs, logprobs, counts, opts, ws);
+    });
+    call("qrita::candidate_list", false, [&] {
+      qrita::candidate_list(space, half, with_min_p, ids, no_probs, no_probs, counts, opts, ws);
+    });
+  };
+  all_calls();  // sizes the team scratch once
+  space.fence();
+  regions.clear();
+  kernels.clear();
+
+  std::vector<std::string> internal;
+  {
+    Listening listening;
+    for (int rep = 0; rep < 3; ++rep) all_calls();
+    const int fences_in_calls = log_.fences;
+    space.fence();
+    EXPECT_EQ(log_.allocations, 0) << "a sampling call allocated memory of its own";
+    EXPECT_EQ(log_.kernels, kernels);
+    EXPECT_EQ(log_.regions, regions);
+    EXPECT_EQ(log_.depth, 0);
+#if KOKKOS_VERSION >= 30500
+    std::string seen;
+    for (auto const& f : log_.fences_seen) seen += "'" + f + "' ";
+    EXPECT_EQ(fences_in_calls, 0) << "a sampling call fenced: " << seen;
+#else
+    (void)fences_in_calls;
+#endif
+    internal = log_.internal;
+  }
+  for (auto const& label : internal)
+    std::printf("[ note ] Kokkos allocated '%s' during repeated sampling calls\n", label.c_str());
+#if KOKKOS_VERSION < 40000
+  EXPECT_TRUE(internal.empty());
+#endif
+
+  // Rejected calls leave no region open and launch nothing (the Views are
+  // made first: their initialisation is a kernel).
+  Kokkos::View<std::uint64_t*, mem> short_seeds("seeds", batch - 1);
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> too_many(
+      "ids", batch, std::size_t(ws.plan().candidate_capacity + ws.plan().tier_capacity) + 1);
+  space.fence();
+  Listening listening;
+  EXPECT_THROW(qrita::sample_tokens(space, logits, params, short_seeds, offsets, tokens, opts, ws),
+               std::invalid_argument);
+  EXPECT_THROW(qrita::candidate_list(space, logits, params, too_many, no_probs, no_probs, counts,
+                                     opts, ws),
+               std::invalid_argument);
+  EXPECT_EQ(log_.depth, 0);
+  EXPECT_TRUE(log_.kernels.empty()) << log_.kernels.size() << " kernels, the first "
+                                    << (log_.kernels.empty() ? "" : log_.kernels[0]);
 }
 
 }  // namespace

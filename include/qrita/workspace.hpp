@@ -14,8 +14,9 @@
 // them in a CUDA graph. Calls without one allocate nothing either, but use
 // on-chip candidates only: a row whose boundary set does not fit on chip is
 // then searched whole (same answer, more reads). qrita::plan(...)
-// .workspace_bytes says how large a workspace is; it is 0 where none is
-// needed (host backends, or Options::tier_capacity = 0).
+// .workspace_bytes says how large a workspace is (host backends have a
+// tier too, and never split rows); it is 0 with Options::tier_capacity = 0
+// or where a row fits on chip.
 
 #include <qrita/detail/launch.hpp>
 #include <qrita/options.hpp>

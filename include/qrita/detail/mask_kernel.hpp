@@ -366,7 +366,9 @@ struct MaskKernel {
   KOKKOS_INLINE_FUNCTION float truncation_delta(Filters const& f) const {
     const double vocab = double(prm.vocab);
     const float fit    = tables.topk[table_index(0.5 * prm.capacity / vocab)];
-    if (f.draw || (f.minp && !f.topk && !f.topp)) return fit;
+    // A draw, min-p alone, or a list of a row without a filter: the
+    // threshold that fits the buffer.
+    if (f.draw || !(f.topk || f.topp)) return fit;
     if (f.topk) {
       const float dk = tables.topk[table_index(double(f.k) / vocab)];
       const float lo = with_margin(dk);

@@ -37,7 +37,7 @@ constexpr float sigma_margin = 0.2f;
 // Row of a 200-entry table for x in [0, 1] (k / V or p).
 KOKKOS_INLINE_FUNCTION int table_index(double x) {
   const double i = x * 200.0;
-  return i <= 0.0 ? 0 : (i >= 199.0 ? 199 : static_cast<int>(i));
+  return !(i > 0.0) ? 0 : (i >= 199.0 ? 199 : static_cast<int>(i));  // NaN: 0
 }
 
 KOKKOS_INLINE_FUNCTION float with_margin(float delta) {
