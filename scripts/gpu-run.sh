@@ -119,7 +119,7 @@ if wanted peers && [ -f "$repo/perf/peers.py" ]; then
   if ! python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null; then
     echo "no PyTorch with CUDA here: peers skipped" | tee -a "$out/summary.txt"
   else
-    step "peers: inputs against qrita-cli's (bitwise), then ${peers_dir:+vLLM Triton, vLLM PyTorch, vLLM's sampler, }${fi_dir:+FlashInfer's sampler, }torch.topk${peers_dir:- and a torch sort mask (no .peers/vllm_ops)}"
+    step "peers: inputs against qrita-cli's (bitwise), then ${peers_dir:+vLLM Triton, vLLM PyTorch, the vLLM sampler, }${fi_dir:+the FlashInfer sampler, }torch.topk${peers_dir:- and a torch sort mask (no .peers/vllm_ops)}"
     mkdir -p "$out/peers-inputs"
     for s in serving ordered randn uniform temp2 serving-bf16; do
       "$bin/qrita-cli" --batch 2 --vocab 262144 --shape "$s" --seed 1234 --rows 0 \

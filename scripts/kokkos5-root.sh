@@ -9,7 +9,7 @@
 # 1. creates a minimal sid root with debootstrap (default DIR: build/sid-root,
 #    git-ignored) from the Debian mirror apt on this machine is configured
 #    with, and installs g++, CMake, Ninja, libkokkos-dev, GoogleTest, Google
-#    Benchmark and fmt in it. A finished root carries a stamp file and is
+#    Benchmark, fmt and CLI11 in it. A finished root carries a stamp file and is
 #    reused (a second run skips this step); QRITA_SID_FORCE=1 rebuilds it,
 #    QRITA_SID_MIRROR=<uri> picks another mirror.
 # 2. bind-mounts the repository at /src/qrita in the root (and /proc), and
@@ -29,7 +29,8 @@
 set -euo pipefail
 
 say() { printf '[qrita kokkos5] %s\n' "$*"; }
-sid_packages=(g++ cmake ninja-build libkokkos-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev)
+sid_packages=(g++ cmake ninja-build libkokkos-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
+              libcli11-dev)
 apt_opts=(-o Acquire::Check-Valid-Until=false -o APT::Install-Recommends=false -o Dpkg::Use-Pty=0)
 
 # --- inside the root: configure, build, test ---------------------------------

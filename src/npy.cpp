@@ -33,14 +33,10 @@ bool host_is_little_endian() {
   return first == 1;
 }
 
-void swap_bytes(float* data, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    unsigned char b[4];
-    std::memcpy(b, data + i, 4);
-    std::swap(b[0], b[3]);
-    std::swap(b[1], b[2]);
-    std::memcpy(data + i, b, 4);
-  }
+// Reverses the bytes of each of n elements of `size` bytes.
+void swap_bytes(void* data, std::size_t n, std::size_t size) {
+  auto* bytes = static_cast<unsigned char*>(data);
+  for (std::size_t i = 0; i < n; ++i) std::reverse(bytes + i * size, bytes + (i + 1) * size);
 }
 
 std::string shape_text(const std::vector<std::int64_t>& dims) {
@@ -265,10 +261,34 @@ std::uint32_t little_endian(const unsigned char* bytes, std::size_t n) {
 
 struct Header {
   std::vector<std::int64_t> shape;
+  Dtype dtype = Dtype::float32;
+  std::size_t element_bytes = sizeof(float);
   std::uint64_t data_bytes = 0;
 };
 
-Header interpret(const std::string& path, const std::string& text) {
+// The element type a descr names, if it is one qrita reads. '=' and no
+// order character mean the host's byte order. A 2-byte void ('|V2') has no
+// byte order: its bytes are taken as little-endian bfloat16 bits, the way
+// ml_dtypes stores them (numpy saves an ml_dtypes.bfloat16 array as '<V2').
+bool dtype_of(const std::string& descr, bool any_dtype, Dtype& dtype) {
+  const auto little = [&descr](const char* type) {
+    return descr == std::string("<") + type ||
+           ((descr == std::string("=") + type || descr == type) && host_is_little_endian());
+  };
+  if (little("f4")) {
+    dtype = Dtype::float32;
+  } else if (any_dtype && little("f2")) {
+    dtype = Dtype::float16;
+  } else if (any_dtype && (little("u2") || descr == "|V2" || descr == "<V2" || descr == "=V2" ||
+                           descr == "V2")) {
+    dtype = Dtype::bfloat16;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+Header interpret(const std::string& path, const std::string& text, bool any_dtype) {
   const auto entries = HeaderParser(path, text).dict();
   const Value* descr = nullptr;
   const Value* fortran = nullptr;
@@ -289,14 +309,16 @@ Header interpret(const std::string& path, const std::string& text) {
   if (!fortran) fail(path, "header has no 'fortran_order' key");
   if (!shape) fail(path, "header has no 'shape' key");
 
-  const std::string needed = "; qrita needs '<f4' (float32)";
+  const std::string needed =
+      any_dtype ? "; qrita reads '<f4' (float32), '<f2' (float16), and bfloat16 as raw bits "
+                  "'<u2' or '<V2'"
+                : "; qrita needs '<f4' (float32)";
   if (descr->kind != Value::Kind::string)
     fail(path, "dtype is " + descr->source + ", not a simple type" + needed);
-  // '=f4' and 'f4' mean the host's byte order: float32 little-endian only on
-  // a little-endian host.
-  const bool f32le = descr->text == "<f4" ||
-                     ((descr->text == "=f4" || descr->text == "f4") && host_is_little_endian());
-  if (!f32le) fail(path, "dtype is " + describe_dtype(descr->text) + needed);
+  Header h;
+  if (!dtype_of(descr->text, any_dtype, h.dtype))
+    fail(path, "dtype is " + describe_dtype(descr->text) + needed);
+  h.element_bytes = h.dtype == Dtype::float32 ? sizeof(float) : sizeof(std::uint16_t);
 
   if (fortran->kind != Value::Kind::boolean)
     fail(path, "fortran_order is " + fortran->source + "; expected True or False");
@@ -306,7 +328,6 @@ Header interpret(const std::string& path, const std::string& text) {
 
   if (shape->kind != Value::Kind::tuple)
     fail(path, "shape " + shape->source + " is not a tuple");
-  Header h;
   for (const Value& d : shape->items) {
     if (d.kind != Value::Kind::integer)
       fail(path, "shape " + shape->source + " holds a non-integer " + d.source);
@@ -326,15 +347,16 @@ Header interpret(const std::string& path, const std::string& text) {
   const std::uint64_t max_bytes =
       std::min<std::uint64_t>(std::numeric_limits<std::int64_t>::max(),
                               std::numeric_limits<std::size_t>::max());
-  if (cols != 0 && rows > max_bytes / sizeof(float) / cols)
+  if (cols != 0 && rows > max_bytes / h.element_bytes / cols)
     fail(path, "shape " + written + " is too large: its size overflows");
-  h.data_bytes = rows * cols * sizeof(float);
+  h.data_bytes = rows * cols * h.element_bytes;
   return h;
 }
 
-}  // namespace
-
-Array read_float32_2d(const std::string& path) {
+// The header, then the data, in host order, into `f32` or `bits16` (by the
+// dtype; resized to hold it). Only float32 unless `any_dtype`.
+Header read_2d(const std::string& path, bool any_dtype, std::vector<float>& f32,
+               std::vector<std::uint16_t>& bits16) {
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
@@ -370,38 +392,42 @@ Array read_float32_2d(const std::string& path) {
   std::string text(header_len, '\0');
   read_bytes(in, path, &text[0], header_len);
 
-  Header h = interpret(path, text);
+  Header h = interpret(path, text, any_dtype);
   const std::uint64_t available = after_preamble - header_len;
   if (h.data_bytes > available)
     fail(path, "file ends after " + std::to_string(available) + " of " +
                    std::to_string(h.data_bytes) + " data bytes");
 
-  Array a;
-  a.shape = std::move(h.shape);
-  a.data.resize(std::size_t(h.data_bytes / sizeof(float)));
-  const std::size_t read = read_bytes(in, path, reinterpret_cast<char*>(a.data.data()),
-                                      std::size_t(h.data_bytes));
+  const auto count = std::size_t(h.data_bytes / h.element_bytes);
+  char* data = nullptr;
+  if (h.dtype == Dtype::float32) {
+    f32.resize(count);
+    data = reinterpret_cast<char*>(f32.data());
+  } else {
+    bits16.resize(count);
+    data = reinterpret_cast<char*>(bits16.data());
+  }
+  const std::size_t read = read_bytes(in, path, data, std::size_t(h.data_bytes));
   if (read < h.data_bytes)  // the file shrank while we read it
     fail(path, "file ends after " + std::to_string(read) + " of " +
                    std::to_string(h.data_bytes) + " data bytes");
-  if (!host_is_little_endian()) swap_bytes(a.data.data(), a.data.size());
-  return a;
+  if (!host_is_little_endian()) swap_bytes(data, count, h.element_bytes);
+  return h;
 }
 
-void write_float32_2d(const std::string& path, const float* data, std::int64_t rows,
-                      std::int64_t cols) {
+void write_2d(const std::string& path, const char* descr, const void* data,
+              std::size_t element_bytes, std::int64_t rows, std::int64_t cols) {
   const std::vector<std::int64_t> shape{rows, cols};
   if (rows < 0 || cols < 0)
     fail(path, "cannot write shape " + shape_text(shape) + ": negative dimension");
-  const std::uint64_t max_count =
-      std::numeric_limits<std::size_t>::max() / sizeof(float);
+  const std::uint64_t max_count = std::numeric_limits<std::size_t>::max() / element_bytes;
   if (cols != 0 && std::uint64_t(rows) > max_count / std::uint64_t(cols))
     fail(path, "cannot write shape " + shape_text(shape) + ": its size overflows");
   const auto count = std::size_t(rows) * std::size_t(cols);
   if (count > 0 && data == nullptr) fail(path, "cannot write: no data");
 
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " +
-                       shape_text(shape) + ", }";
+  std::string header = std::string("{'descr': '") + descr +
+                       "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
   const std::size_t preamble = kMagicSize + 4;
   const std::size_t unpadded = preamble + header.size() + 1;  // + '\n'
   header.append((kAlignment - unpadded % kAlignment) % kAlignment, ' ');
@@ -416,12 +442,13 @@ void write_float32_2d(const std::string& path, const float* data, std::int64_t r
   out.write(kMagic, std::streamsize(kMagicSize));
   out.write(reinterpret_cast<const char*>(version_and_len), sizeof version_and_len);
   out.write(header.data(), std::streamsize(header.size()));
+  const auto bytes = static_cast<const char*>(data);
   if (host_is_little_endian()) {
-    out.write(reinterpret_cast<const char*>(data), std::streamsize(count * sizeof(float)));
+    out.write(bytes, std::streamsize(count * element_bytes));
   } else {
-    std::vector<float> swapped(data, data + count);
-    swap_bytes(swapped.data(), count);
-    out.write(reinterpret_cast<const char*>(swapped.data()), std::streamsize(count * sizeof(float)));
+    std::vector<char> swapped(bytes, bytes + count * element_bytes);
+    swap_bytes(swapped.data(), count, element_bytes);
+    out.write(swapped.data(), std::streamsize(swapped.size()));
   }
   out.close();
   if (!out) {
@@ -429,6 +456,45 @@ void write_float32_2d(const std::string& path, const float* data, std::int64_t r
     std::remove(path.c_str());
     fail(path, std::string("write failed") + (err ? std::string(": ") + std::strerror(err) : ""));
   }
+}
+
+}  // namespace
+
+const char* name(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::float32: return "float32";
+    case Dtype::float16: return "float16";
+    case Dtype::bfloat16: return "bfloat16";
+  }
+  return "?";
+}
+
+Array read_float32_2d(const std::string& path) {
+  Array a;
+  std::vector<std::uint16_t> unused;  // float32 only: stays empty
+  a.shape = read_2d(path, false, a.data, unused).shape;
+  return a;
+}
+
+LogitsArray read_logits_2d(const std::string& path) {
+  LogitsArray a;
+  Header h = read_2d(path, true, a.f32, a.bits16);
+  a.shape = std::move(h.shape);
+  a.dtype = h.dtype;
+  return a;
+}
+
+void write_float32_2d(const std::string& path, const float* data, std::int64_t rows,
+                      std::int64_t cols) {
+  write_2d(path, "<f4", data, sizeof(float), rows, cols);
+}
+
+void write_bits16_2d(const std::string& path, Dtype dtype, const std::uint16_t* bits,
+                     std::int64_t rows, std::int64_t cols) {
+  if (dtype == Dtype::float32)
+    fail(path, "cannot write float32 data as 16-bit patterns (use write_float32_2d)");
+  write_2d(path, dtype == Dtype::float16 ? "<f2" : "<u2", bits, sizeof(std::uint16_t), rows,
+           cols);
 }
 
 }  // namespace npy

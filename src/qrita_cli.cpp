@@ -1,6 +1,8 @@
-// qrita-cli: masks a batch of logits (synthetic, or read from a .npy file)
-// with qrita::sample_mask on Kokkos' default execution space, shows what
-// happened to each row, times the call against a plain copy of the same
+// qrita-cli: masks a batch of logits (synthetic, or read from a .npy file;
+// float32, float16 or bfloat16) with qrita::sample_mask on Kokkos' default
+// execution space, shows what happened to each row, optionally draws a token
+// per row (qrita::sample_tokens) and lists each row's head
+// (qrita::candidate_list), times the calls against a plain copy of the same
 // data, and checks every row against the host oracle.
 
 #include "npy.hpp"
@@ -9,6 +11,7 @@
 #include <qrita/oracle.hpp>
 #include <qrita/qrita.hpp>
 
+#include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,6 +21,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -30,51 +34,7 @@ namespace {
 
 using Space = Kokkos::DefaultExecutionSpace;
 using Memory = Space::memory_space;
-using Logits = Kokkos::View<float**, Kokkos::LayoutRight, Memory>;
-
-constexpr const char* kHelp = R"(usage: qrita-cli [options] [--kokkos-... options for Kokkos]
-
-Masks a batch of logits with qrita::sample_mask (top-k, then top-p) on
-Kokkos' default execution space, prints what happened to each row, times the
-call against a plain copy of the same logits, and compares every row with
-the host reference (qrita::oracle).
-
-input (synthetic unless --input is given):
-  --batch N              rows (default 32)
-  --vocab V              entries per row (default 128256)
-  --seed S               random seed (default 0)
-  --shape NAME           lm | ties | flat | spread | peaked | sparse (default lm),
-                         or the perf suite's counter shapes (src/synthetic.hpp):
-                         serving | serving-bf16 (calibrated LLM logits),
-                         ordered (serving with low token ids hotter),
-                         randn (N(0,1)) | uniform (U[0,1)) | temp2 (serving / 2)
-  --input FILE.npy       float32 [batch, vocab] logits, C order, instead
-  --save-input FILE.npy  write the input batch before masking
-
-masking:
-  --k K                  top-k on every row (default 50; <= 0 or >= vocab: off)
-  --p P                  top-p on every row (default 0.9; >= 1: off)
-  --no-truncation        search whole rows (Options::sigma_truncation = false)
-  --binary               one pivot per pass (Options::search = Search::binary)
-  --keep-ties            keep the whole tie group at the boundary
-                         (Options::ties = Ties::keep_all; not exact, so rows
-                         with such ties differ from the oracle)
-  --team-size N          threads per team (Options::team_size; 0: default)
-  --capacity N           candidate buffer entries per team
-                         (Options::candidate_capacity; 0: default)
-  --max-teams N          cap on the persistent league (Options::max_teams)
-
-output:
-  --output FILE.npy      write the masked logits
-  --rows N               print at most N rows (default 16)
-  --repeat N             timed calls (default 20)
-  --no-check             skip the comparison with the oracle
-  --help                 this text; --kokkos-help lists Kokkos' options
-
-Options take their value as the next argument or after '='.
-Exit status: 0 success, 1 a row differs from the oracle, 2 bad options or
-input file, 3 any other failure.
-)";
+using Dtype = qrita::npy::Dtype;
 
 // A bad command line: reported with a pointer to --help.
 class UsageError : public std::runtime_error {
@@ -99,13 +59,22 @@ struct Config {
   std::uint64_t seed = 0;
   ShapeChoice shape;
   bool synthetic_given = false;  // any of the four above
+  Dtype dtype = Dtype::float32;
+  bool dtype_given = false;
   int k = 50;
   float p = 0.9f;
+  float temperature = 1.0f;  // passed to the calls only when given
+  bool temperature_given = false;
+  float min_p = 0.0f;        // likewise
+  bool min_p_given = false;
+  bool sample = false;       // qrita::sample_tokens, seed `seed`, offset = row
+  int candidates = 0;        // qrita::candidate_list's C; 0: not called
   int repeat = 20;
   std::int64_t rows = 16;
   std::string input, save_input, output;
   bool check = true;
   bool help = false;
+  std::string help_text;
   bool kokkos_help = false;
   qrita::Options opts;
 };
@@ -113,9 +82,30 @@ struct Config {
 struct Batch {
   std::int64_t rows = 0;
   std::int64_t cols = 0;
-  std::vector<float> values;  // row-major
+  Dtype dtype = Dtype::float32;
+  std::vector<float> values;        // row-major; each entry's exact value
+  std::vector<std::uint16_t> bits;  // float16, bfloat16: the stored patterns
   std::string origin;
 };
+
+// The 16-bit patterns a float becomes (round to nearest even), and back
+// (exact: every float16 and bfloat16 value is a float).
+std::uint16_t to_bits(Dtype dtype, float x) {
+  return dtype == Dtype::float16 ? qrita::from_float<qrita::float16>(x).bits
+                                 : qrita::from_float<qrita::bfloat16>(x).bits;
+}
+
+float from_bits(Dtype dtype, std::uint16_t bits) {
+  return dtype == Dtype::float16 ? qrita::to_float(qrita::float16{bits})
+                                 : qrita::to_float(qrita::bfloat16{bits});
+}
+
+Dtype parse_dtype(const std::string& text) {
+  if (text == "fp32" || text == "float32") return Dtype::float32;
+  if (text == "fp16" || text == "float16") return Dtype::float16;
+  if (text == "bf16" || text == "bfloat16") return Dtype::bfloat16;
+  throw UsageError(fmt::format("--dtype must be one of bf16, fp16, fp32; got '{}'", text));
+}
 
 template <class T>
 T parse_number(const std::string& option, const std::string& text) {
@@ -152,94 +142,258 @@ ShapeChoice parse_shape(const std::string& text) {
       text));
 }
 
+// The command line, through CLI11. Values arrive as text and are converted
+// by parse_number, not by CLI11's converters, so that every message names
+// the option and what it expects, and so that text CLI11 would take (octal
+// "010", "-1" as an unsigned seed, "true" as 1) is refused.
+template <class T, class Check>
+CLI::Option* add_number(CLI::App& app, const std::string& name, T& target, Check check) {
+  return app.add_option(name, [&target, name, check](const CLI::results_t& values) {
+    target = parse_number<T>(name, values.back());
+    check(target);
+    return true;
+  });
+}
+
+template <class T>
+CLI::Option* add_number(CLI::App& app, const std::string& name, T& target) {
+  return add_number(app, name, target, [](T) {});
+}
+
+CLI::Option* add_text(CLI::App& app, const std::string& name, std::string& target) {
+  return app.add_option(name, [&target](const CLI::results_t& values) {
+    target = values.back();
+    return true;
+  });
+}
+
+// --help: usage line, description, the option groups as CLI11 lays them out,
+// footer. Laid out here rather than by CLI::Formatter::make_help, whose
+// order and paragraph wrapping change between CLI11 versions.
+std::string help_text(const CLI::App& app) {
+  CLI::Formatter layout;
+  layout.column_width(28);
+#if CLI11_VERSION_MAJOR > 2 || (CLI11_VERSION_MAJOR == 2 && CLI11_VERSION_MINOR >= 6)
+  layout.long_option_alignment_ratio(4.5f / 28);  // "  -h, --help" and "      --batch N"
+#endif
+  std::string groups = layout.make_groups(&app, CLI::AppFormatMode::Normal);
+  // One blank line before each group, whatever this CLI11 version puts there.
+  groups.erase(0, groups.find_first_not_of('\n'));
+  for (std::size_t at; (at = groups.find("\n\n\n")) != std::string::npos;) groups.erase(at, 1);
+  std::string footer = app.get_footer();
+  if (footer.empty() || footer.back() != '\n') footer += '\n';  // some versions trim it
+  return "usage: qrita-cli [options] [--kokkos-... options for Kokkos]\n\n" +
+         app.get_description() + "\n" + groups + "\n" + footer;
+}
+
 // Runs before Kokkos starts, so that --help and mistakes need no device;
 // --kokkos-* arguments are left to Kokkos::initialize.
 Config parse(int argc, char** argv) {
   Config c;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--kokkos-", 0) == 0) {
+  const Config defaults{};  // for the help text (braces: nvcc wants an initializer)
+  CLI::App app(
+      "Masks a batch of logits with qrita::sample_mask (temperature, min-p, top-k,\n"
+      "top-p) on Kokkos' default execution space, prints what happened to each row,\n"
+      "optionally draws a token per row and lists each row's head, times the calls\n"
+      "against a plain copy of the same logits, and compares every row with the\n"
+      "host reference (qrita::oracle).\n",
+      "qrita-cli");
+  // As before CLI11: a repeated option takes its last value, and a flag
+  // takes no value ("--no-check=0" would otherwise turn the check back on).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->disable_flag_override();
+  app.footer(
+      "Options take their value as the next argument or after '='. Arguments that\n"
+      "start with --kokkos- go to Kokkos::initialize (--kokkos-help lists them).\n"
+      "Exit status: 0 success, 1 a row differs from the oracle, 2 bad options or\n"
+      "input file, 3 any other failure.\n");
+  app.formatter_fn(
+      [](const CLI::App* a, std::string, CLI::AppFormatMode) { return help_text(*a); });
+
+  const std::string input = "input (synthetic unless --input is given)";
+  std::vector<CLI::Option*> synthetic;
+  synthetic.push_back(add_number(app, "--batch", c.batch, [](std::int64_t n) {
+                        if (n < 0) throw UsageError(fmt::format("--batch must be >= 0, got {}", n));
+                      })
+                          ->type_name("N")
+                          ->description(fmt::format("rows (default {})", defaults.batch)));
+  synthetic.push_back(
+      add_number(app, "--vocab", c.vocab, [](std::int64_t n) {
+        if (n < 1 || n > INT_MAX)
+          throw UsageError(fmt::format("--vocab must be between 1 and {}, got {}", INT_MAX, n));
+      })
+          ->type_name("V")
+          ->description(fmt::format("entries per row (default {})", defaults.vocab)));
+  CLI::Option* const seed =
+      add_number(app, "--seed", c.seed)
+          ->type_name("S")
+          ->description(fmt::format(
+              "random seed of the input and of --sample's draws (default {})", defaults.seed));
+  synthetic.push_back(seed);
+  synthetic.push_back(
+      app.add_option("--shape",
+                     [&c](const CLI::results_t& values) {
+                       c.shape = parse_shape(values.back());
+                       return true;
+                     })
+          ->type_name("NAME")
+          ->description(fmt::format(
+              "lm | ties | flat | spread | peaked | sparse (default {}),\n"
+              "or the perf suite's counter shapes (src/synthetic.hpp):\n"
+              "serving | serving-bf16 (calibrated LLM logits),\n"
+              "ordered (serving with low token ids hotter),\n"
+              "randn (N(0,1)) | uniform (U[0,1)) | temp2 (serving / 2)",
+              defaults.shape.name())));
+  for (CLI::Option* o : synthetic) o->group(input);
+  app.add_option("--dtype",
+                 [&c](const CLI::results_t& values) {
+                   c.dtype = parse_dtype(values.back());
+                   c.dtype_given = true;
+                   return true;
+                 })
+      ->type_name("TYPE")
+      ->description(
+          "bf16 | fp16 | fp32: the logits' element type (default: fp32,\n"
+          "or the type of --input). Generated and float32 input is\n"
+          "rounded to it (qrita::from_float)")
+      ->group(input);
+  add_text(app, "--input", c.input)
+      ->type_name("FILE.npy")
+      ->description(
+          "[batch, vocab] logits, C order, instead: float32 '<f4',\n"
+          "float16 '<f2', or bfloat16 as raw bits '<u2' (or '<V2')")
+      ->group(input);
+  add_text(app, "--save-input", c.save_input)
+      ->type_name("FILE.npy")
+      ->description("write the input batch (in its --dtype) before masking")
+      ->group(input);
+
+  const std::string masking = "masking (the same filters on every row, applied in this order)";
+  add_number(app, "--temperature", c.temperature, [&c](float t) {
+    if (std::isnan(t)) throw UsageError("--temperature must be a number, got NaN");
+    c.temperature_given = true;
+  })
+      ->type_name("T")
+      ->description(
+          "temperature on every row (SamplingParams::temperature;\n"
+          "default: none, i.e. 1; <= 0: greedy, the top entry only)")
+      ->group(masking);
+  add_number(app, "--min-p", c.min_p, [&c](float m) {
+    if (std::isnan(m)) throw UsageError("--min-p must be a number, got NaN");
+    c.min_p_given = true;
+  })
+      ->type_name("M")
+      ->description(
+          "min-p on every row (SamplingParams::min_p; default: none;\n"
+          "<= 0: off): keeps x >= max + T ln(M)")
+      ->group(masking);
+  add_number(app, "--k", c.k)
+      ->type_name("K")
+      ->description(
+          fmt::format("top-k on every row (default {}; <= 0 or >= vocab: off)", defaults.k))
+      ->group(masking);
+  add_number(app, "--p", c.p, [](float p) {
+    if (std::isnan(p)) throw UsageError("--p must be a number, got NaN");
+  })
+      ->type_name("P")
+      ->description(fmt::format("top-p on every row (default {}; >= 1: off)", defaults.p))
+      ->group(masking);
+  app.add_flag_callback("--no-truncation", [&c] { c.opts.sigma_truncation = false; },
+                        "search whole rows (Options::sigma_truncation = false)")
+      ->group(masking);
+  app.add_flag_callback("--binary", [&c] { c.opts.search = qrita::Search::binary; },
+                        "one pivot per pass (Options::search = Search::binary)")
+      ->group(masking);
+  app.add_flag_callback("--keep-ties", [&c] { c.opts.ties = qrita::Ties::keep_all; },
+                        "keep the whole tie group at the boundary\n"
+                        "(Options::ties = Ties::keep_all; not exact, so rows\n"
+                        "with such ties differ from the oracle)")
+      ->group(masking);
+  const auto non_negative = [](const char* name) {
+    return [name](int n) {
+      if (n < 0) throw UsageError(fmt::format("{} must be >= 0, got {}", name, n));
+    };
+  };
+  add_number(app, "--team-size", c.opts.team_size, non_negative("--team-size"))
+      ->type_name("N")
+      ->description("threads per team (Options::team_size; 0: default)")
+      ->group(masking);
+  add_number(app, "--capacity", c.opts.candidate_capacity, non_negative("--capacity"))
+      ->type_name("N")
+      ->description("candidate buffer entries per team\n(Options::candidate_capacity; 0: default)")
+      ->group(masking);
+  add_number(app, "--max-teams", c.opts.max_teams, non_negative("--max-teams"))
+      ->type_name("N")
+      ->description("cap on the persistent league (Options::max_teams)")
+      ->group(masking);
+
+  const std::string sampling = "sampling (on the unmasked logits, with the same filters)";
+  app.add_flag_callback("--sample", [&c] { c.sample = true; },
+                        "draw one token per row (qrita::sample_tokens): seed\n"
+                        "--seed on every row, offset = the row's index")
+      ->group(sampling);
+  add_number(app, "--candidates", c.candidates, [](int n) {
+    if (n < 0) throw UsageError(fmt::format("--candidates must be >= 0, got {}", n));
+  })
+      ->type_name("C")
+      ->description(
+          "list each row's first C kept entries (qrita::candidate_list):\n"
+          "id, value, probability, log-probability, and the kept count\n"
+          "(default 0: no list; C above the vocabulary acts as it)")
+      ->group(sampling);
+
+  const std::string output = "output";
+  add_text(app, "--output", c.output)
+      ->type_name("FILE.npy")
+      ->description("write the masked logits")
+      ->group(output);
+  add_number(app, "--rows", c.rows, [](std::int64_t n) {
+    if (n < 0) throw UsageError(fmt::format("--rows must be >= 0, got {}", n));
+  })
+      ->type_name("N")
+      ->description(fmt::format("print at most N rows (default {})", defaults.rows))
+      ->group(output);
+  std::int64_t repeat = c.repeat;
+  add_number(app, "--repeat", repeat, [](std::int64_t n) {
+    if (n < 1 || n > 1000000)
+      throw UsageError(fmt::format("--repeat must be between 1 and 1000000, got {}", n));
+  })
+      ->type_name("N")
+      ->description(fmt::format("timed calls (default {})", defaults.repeat))
+      ->group(output);
+  app.add_flag_callback("--no-check", [&c] { c.check = false; },
+                        "skip the comparison with the oracle")
+      ->group(output);
+  app.set_help_flag("-h,--help", "this text; --kokkos-help lists Kokkos' options")->group(output);
+
+  // CLI11 never sees Kokkos' arguments; it takes the rest in reverse order.
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--kokkos-", 0) == 0)
       c.kokkos_help = c.kokkos_help || arg == "--kokkos-help";
-      continue;
-    }
-    std::string inline_value;
-    bool has_inline = false;
-    if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg.resize(eq);
-      has_inline = true;
-    }
-    const auto value = [&]() -> std::string {
-      if (has_inline) return inline_value;
-      if (i + 1 >= argc) throw UsageError(fmt::format("{} needs a value", arg));
-      return argv[++i];
-    };
-    const auto no_value = [&] {
-      if (has_inline) throw UsageError(fmt::format("{} takes no value", arg));
-    };
-    if (arg == "--help" || arg == "-h") {
-      no_value();
-      c.help = true;
-    } else if (arg == "--batch") {
-      c.batch = parse_number<std::int64_t>(arg, value());
-      c.synthetic_given = true;
-      if (c.batch < 0) throw UsageError(fmt::format("--batch must be >= 0, got {}", c.batch));
-    } else if (arg == "--vocab") {
-      c.vocab = parse_number<std::int64_t>(arg, value());
-      c.synthetic_given = true;
-      if (c.vocab < 1 || c.vocab > INT_MAX)
-        throw UsageError(fmt::format("--vocab must be between 1 and {}, got {}", INT_MAX, c.vocab));
-    } else if (arg == "--seed") {
-      c.seed = parse_number<std::uint64_t>(arg, value());
-      c.synthetic_given = true;
-    } else if (arg == "--shape") {
-      c.shape = parse_shape(value());
-      c.synthetic_given = true;
-    } else if (arg == "--k") {
-      c.k = parse_number<int>(arg, value());
-    } else if (arg == "--p") {
-      c.p = parse_number<float>(arg, value());
-      if (std::isnan(c.p)) throw UsageError("--p must be a number, got NaN");
-    } else if (arg == "--repeat") {
-      const auto r = parse_number<std::int64_t>(arg, value());
-      if (r < 1 || r > 1000000)
-        throw UsageError(fmt::format("--repeat must be between 1 and 1000000, got {}", r));
-      c.repeat = int(r);
-    } else if (arg == "--rows") {
-      c.rows = parse_number<std::int64_t>(arg, value());
-      if (c.rows < 0) throw UsageError(fmt::format("--rows must be >= 0, got {}", c.rows));
-    } else if (arg == "--input") {
-      c.input = value();
-    } else if (arg == "--save-input") {
-      c.save_input = value();
-    } else if (arg == "--output") {
-      c.output = value();
-    } else if (arg == "--no-check") {
-      no_value();
-      c.check = false;
-    } else if (arg == "--no-truncation") {
-      no_value();
-      c.opts.sigma_truncation = false;
-    } else if (arg == "--binary") {
-      no_value();
-      c.opts.search = qrita::Search::binary;
-    } else if (arg == "--keep-ties") {
-      no_value();
-      c.opts.ties = qrita::Ties::keep_all;
-    } else if (arg == "--team-size" || arg == "--capacity" || arg == "--max-teams") {
-      const int n = parse_number<int>(arg, value());
-      if (n < 0) throw UsageError(fmt::format("{} must be >= 0, got {}", arg, n));
-      (arg == "--team-size" ? c.opts.team_size
-                            : arg == "--capacity" ? c.opts.candidate_capacity : c.opts.max_teams) = n;
-    } else {
-      throw UsageError(fmt::format("{} '{}'",
-                                   arg.rfind('-', 0) == 0 ? "unknown option" : "unexpected argument",
-                                   argv[i]));
-    }
+    else
+      args.push_back(arg);
   }
+  try {
+    app.parse(std::move(args));
+  } catch (const CLI::CallForHelp&) {
+    c.help = true;
+    c.help_text = app.help();
+    return c;
+  } catch (const CLI::ParseError& e) {
+    // Newer CLI11 versions start some messages with the program's name.
+    std::string message = e.what();
+    if (message.rfind("qrita-cli: ", 0) == 0) message.erase(0, 11);
+    throw UsageError(message);
+  }
+  c.repeat = int(repeat);
+  // With --input, --seed may still key --sample's draws.
+  for (const CLI::Option* o : synthetic)
+    c.synthetic_given = c.synthetic_given || (o->count() > 0 && !(o == seed && c.sample));
   if (!c.input.empty() && c.synthetic_given)
     throw UsageError("--batch, --vocab, --seed and --shape describe synthetic input; "
-                     "--input takes the batch from the file");
+                     "--input takes the batch from the file (--seed goes with --sample only)");
   if (c.batch > std::numeric_limits<std::int64_t>::max() / std::int64_t(sizeof(float)) / c.vocab)
     throw UsageError(fmt::format("--batch {} x --vocab {} is too large", c.batch, c.vocab));
   return c;
@@ -259,16 +413,41 @@ Batch load(const Config& c) {
       b.values = qrita::synthetic::lm_batch(c.batch, c.vocab, c.seed, c.shape.shape);
     }
     b.origin = fmt::format("synthetic '{}' logits, seed {}", c.shape.name(), c.seed);
-    return b;
+  } else {
+    qrita::npy::LogitsArray a = qrita::npy::read_logits_2d(c.input);
+    if (a.shape[1] > INT_MAX)
+      throw qrita::npy::Error(fmt::format("{}: vocab {} is more than qrita supports ({})",
+                                          c.input, a.shape[1], INT_MAX));
+    b.rows = a.shape[0];
+    b.cols = a.shape[1];
+    b.origin = c.input;
+    if (a.dtype == Dtype::float32) {
+      b.values = std::move(a.f32);
+    } else {
+      // 16-bit input keeps its exact bits: rounding it to another 16-bit
+      // type would silently change the data under test.
+      if (c.dtype_given && c.dtype != a.dtype)
+        throw UsageError(fmt::format("{} holds {} logits, not {}: leave --dtype out (only "
+                                     "float32 input is converted)",
+                                     c.input, qrita::npy::name(a.dtype),
+                                     qrita::npy::name(c.dtype)));
+      b.dtype = a.dtype;
+      b.bits = std::move(a.bits16);
+      b.values.resize(b.bits.size());
+      for (std::size_t i = 0; i < b.bits.size(); ++i) b.values[i] = from_bits(b.dtype, b.bits[i]);
+      return b;
+    }
   }
-  qrita::npy::Array a = qrita::npy::read_float32_2d(c.input);
-  if (a.shape[1] > INT_MAX)
-    throw qrita::npy::Error(fmt::format("{}: vocab {} is more than qrita supports ({})", c.input,
-                                        a.shape[1], INT_MAX));
-  b.rows = a.shape[0];
-  b.cols = a.shape[1];
-  b.values = std::move(a.data);
-  b.origin = c.input;
+  // Float values (generated, or a float32 file) rounded to --dtype; the
+  // oracle then sees the rounded values.
+  if (c.dtype != Dtype::float32) {
+    b.dtype = c.dtype;
+    b.bits.resize(b.values.size());
+    for (std::size_t i = 0; i < b.values.size(); ++i) {
+      b.bits[i] = to_bits(b.dtype, b.values[i]);
+      b.values[i] = from_bits(b.dtype, b.bits[i]);
+    }
+  }
   return b;
 }
 
@@ -312,25 +491,169 @@ std::string format_k(int k, std::int64_t vocab) {
 
 std::string format_p(float p) { return p >= 1.0f ? std::string("off") : fmt::format("{}", p); }
 
+std::string format_temperature(const Config& cfg) {
+  if (!cfg.temperature_given) return "none (1)";
+  return cfg.temperature > 0.0f ? fmt::format("{}", cfg.temperature)
+                                : fmt::format("{} (greedy)", cfg.temperature);
+}
+
+std::string format_min_p(const Config& cfg) {
+  if (!cfg.min_p_given) return "none";
+  return cfg.min_p > 0.0f ? fmt::format("{}", cfg.min_p) : fmt::format("{} (off)", cfg.min_p);
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// An entry the mask kept: a candidate, bitwise unchanged.
+bool kept(const float* in, const float* out, std::int64_t i) {
+  return qrita::oracle::is_candidate(in[i]) && same_bits(in[i], out[i]);
+}
+
+// The filters of every row, as the oracle takes them.
+qrita::oracle::RowFilters row_filters(const Config& cfg) {
+  qrita::oracle::RowFilters f;
+  f.k = cfg.k;
+  f.p = cfg.p;
+  f.min_p = cfg.min_p_given ? cfg.min_p : 0.0f;
+  f.temperature = cfg.temperature_given ? cfg.temperature : 1.0f;
+  return f;
+}
+
+// A drawn token must be one the row's mask kept (the mask itself is checked
+// against the oracle); -1 only for a row without a candidate.
+std::string check_token(const float* in, const float* out, std::int64_t vocab, int token) {
+  if (token == -1) {
+    for (std::int64_t i = 0; i < vocab; ++i)
+      if (qrita::oracle::is_candidate(in[i]))
+        return "sample_tokens gave -1 (no candidate), but the row has candidates";
+    return {};
+  }
+  if (token < 0 || token >= vocab)
+    return fmt::format("sample_tokens gave {}, outside the row", token);
+  if (!kept(in, out, token))
+    return fmt::format("sample_tokens gave {} (value {}), which is not in the kept set", token,
+                       in[token]);
+  return {};
+}
+
+// One row of a candidate list and its count.
+struct ListRow {
+  const int* ids;
+  const float* probs;
+  const float* logprobs;
+  int count;
+  int capacity;
+};
+
+// The list must be the first min(C, count) entries of the definition's
+// order and count the size of the row's kept set, as the (verified) mask
+// kept it; the probabilities must be the oracle's over that set within
+// 1e-6, the log-probabilities within 1e-5 relative (where finite).
+std::string check_list(const float* in, const float* out, std::int64_t vocab,
+                       const qrita::oracle::RowFilters& filters, const ListRow& l) {
+  std::int64_t kept_count = 0;
+  for (std::int64_t i = 0; i < vocab; ++i) kept_count += kept(in, out, i) ? 1 : 0;
+  if (l.count != kept_count)
+    return fmt::format("candidate_list counted {} kept entries; the mask kept {}", l.count,
+                       kept_count);
+  std::vector<std::int64_t> order = qrita::oracle::order(in, vocab);
+  order.resize(std::size_t(l.count));
+  const int listed = std::min(l.count, l.capacity);
+  for (int j = 0; j < l.capacity; ++j) {
+    const std::int64_t want = j < listed ? order[std::size_t(j)] : -1;
+    if (l.ids[j] != want)
+      return fmt::format("candidate_list entry {} is id {}; the definition's order has {}", j,
+                         l.ids[j], want);
+    if (j >= listed && (l.probs[j] != 0.0f || l.logprobs[j] != -INFINITY))
+      return fmt::format("candidate_list slot {} past the list holds prob {}, logprob {}", j,
+                         l.probs[j], l.logprobs[j]);
+  }
+  const bool greedy = qrita::oracle::is_greedy(filters.temperature);
+  const qrita::oracle::Distribution d = qrita::oracle::distribution_over(
+      in, std::move(order), greedy ? 1.0 : double(filters.temperature));
+  for (std::size_t j = 0; j < std::size_t(listed); ++j) {
+    if (!(std::fabs(double(l.probs[j]) - d.prob[j]) <= 1e-6))
+      return fmt::format("candidate_list entry {} (id {}) has probability {}; the oracle's is {}",
+                         j, l.ids[j], l.probs[j], d.prob[j]);
+    const double logprob = d.logprob[j];
+    if (std::isfinite(logprob) &&
+        !(std::fabs(double(l.logprobs[j]) - logprob) <= 1e-5 * std::max(1.0, std::fabs(logprob))))
+      return fmt::format(
+          "candidate_list entry {} (id {}) has log-probability {}; the oracle's is {}", j,
+          l.ids[j], l.logprobs[j], logprob);
+  }
+  return {};
+}
+
+// The Batch's entries as T: the float values, or the 16-bit patterns.
+template <class T>
+void store(const Batch& in, T* out) {
+  if constexpr (std::is_same<T, float>::value) {
+    std::copy(in.values.begin(), in.values.end(), out);
+  } else {
+    static_assert(sizeof(T) == sizeof(std::uint16_t), "16-bit logits");
+    for (std::size_t i = 0; i < in.bits.size(); ++i) out[i] = T{in.bits[i]};
+  }
+}
+
+template <class T>
+void write_npy(const std::string& path, Dtype dtype, const T* data, std::int64_t rows,
+               std::int64_t cols) {
+  if constexpr (std::is_same<T, float>::value) {
+    qrita::npy::write_float32_2d(path, data, rows, cols);
+  } else {
+    std::vector<std::uint16_t> bits(std::size_t(rows * cols));
+    for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = data[i].bits;
+    qrita::npy::write_bits16_2d(path, dtype, bits.data(), rows, cols);
+  }
+}
+
+template <class View, class Values>
+void copy_to_device(const View& view, const Values& values) {
+  auto h = Kokkos::create_mirror_view(view);
+  std::copy(values.begin(), values.end(), h.data());
+  Kokkos::deep_copy(view, h);
+}
+
+// Runs the calls on logits stored as T (float, qrita::float16 or
+// qrita::bfloat16), prints, times and checks them.
+template <class T>
 int run(const Config& cfg, const Batch& in) {
+  using Logits = Kokkos::View<T**, Kokkos::LayoutRight, Memory>;
   const Space space;
   const std::int64_t batch = in.rows;
   const std::int64_t vocab = in.cols;
+  const qrita::LaunchPlan plan = qrita::plan(space, batch, vocab, cfg.opts);
+  // A list longer than a team holds is refused by candidate_list; say so
+  // first, as a bad option, with the limit (it depends on the backend).
+  // A list longer than the row has nothing past the row's end: C is capped
+  // at the vocabulary.
+  const int list_size = int(std::min<std::int64_t>(cfg.candidates, vocab));
+  const int list_limit = plan.candidate_capacity + plan.tier_capacity;
+  if (batch > 0 && list_size > list_limit)
+    throw UsageError(fmt::format(
+        "--candidates {} is more than a team holds here ({}: {} on chip + {} in the workspace)",
+        cfg.candidates, list_limit, plan.candidate_capacity, plan.tier_capacity));
 
   fmt::print("qrita-cli {}.{}.{} | Kokkos {}.{}.{:02} | {} (concurrency {})\n",
              QRITA_VERSION_MAJOR, QRITA_VERSION_MINOR, QRITA_VERSION_PATCH, KOKKOS_VERSION / 10000,
              KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100, Space::name(), space.concurrency());
-  fmt::print("input: {}, batch {} x vocab {}\n", in.origin, batch, vocab);
-  fmt::print("mask: k {}, p {}, sigma truncation {}, {} search, {} ties\n", format_k(cfg.k, vocab),
-             format_p(cfg.p), cfg.opts.sigma_truncation ? "on" : "off",
+  fmt::print("input: {}, batch {} x vocab {}, {}\n", in.origin, batch, vocab,
+             qrita::npy::name(in.dtype));
+  fmt::print("mask: temperature {}, min-p {}, k {}, p {}, sigma truncation {}, {} search, "
+             "{} ties\n",
+             format_temperature(cfg), format_min_p(cfg), format_k(cfg.k, vocab), format_p(cfg.p),
+             cfg.opts.sigma_truncation ? "on" : "off",
              cfg.opts.search == qrita::Search::binary ? "binary" : "quaternary",
              cfg.opts.ties == qrita::Ties::keep_all ? "keep-all" : "exact");
-  const qrita::LaunchPlan plan = qrita::plan(space, batch, vocab, cfg.opts);
   fmt::print("launch: {} teams x {} threads, {} candidates ({} B scratch) per team, {} B workspace\n",
              plan.league_size, plan.team_size, plan.candidate_capacity, plan.team_scratch_bytes,
              plan.workspace_bytes);
   if (!cfg.save_input.empty()) {
-    qrita::npy::write_float32_2d(cfg.save_input, in.values.data(), batch, vocab);
+    if (in.dtype == Dtype::float32)
+      qrita::npy::write_float32_2d(cfg.save_input, in.values.data(), batch, vocab);
+    else
+      qrita::npy::write_bits16_2d(cfg.save_input, in.dtype, in.bits.data(), batch, vocab);
     fmt::print("saved the input to {}\n", cfg.save_input);
   }
 
@@ -340,28 +663,76 @@ int run(const Config& cfg, const Batch& in) {
   Logits work("qrita-cli::logits", batch, vocab);
   Kokkos::View<int*, Memory> k("qrita-cli::k", batch);
   Kokkos::View<float*, Memory> p("qrita-cli::p", batch);
+  Kokkos::View<float*, Memory> temperature("qrita-cli::temperature", batch);
+  Kokkos::View<float*, Memory> min_p("qrita-cli::min_p", batch);
   Kokkos::View<qrita::RowStats*, Memory> stats("qrita-cli::stats", batch);
   {
     auto h = Kokkos::create_mirror_view(pristine);
-    std::copy(in.values.begin(), in.values.end(), h.data());
+    store(in, h.data());
     Kokkos::deep_copy(pristine, h);
-    auto hk = Kokkos::create_mirror_view(k);
-    std::copy(k_host.begin(), k_host.end(), hk.data());
-    Kokkos::deep_copy(k, hk);
-    auto hp = Kokkos::create_mirror_view(p);
-    std::copy(p_host.begin(), p_host.end(), hp.data());
-    Kokkos::deep_copy(p, hp);
   }
+  copy_to_device(k, k_host);
+  copy_to_device(p, p_host);
+  Kokkos::deep_copy(temperature, cfg.temperature);
+  Kokkos::deep_copy(min_p, cfg.min_p);
+  // The same filters on every row; temperature and min-p only when given,
+  // so that a plain run makes the same calls as before they existed.
+  qrita::SamplingParams<Memory> params;
+  params.k = k;
+  params.p = p;
+  if (cfg.temperature_given) params.temperature = temperature;
+  if (cfg.min_p_given) params.min_p = min_p;
 
   const auto copy = [&] { Kokkos::deep_copy(space, work, pristine); };
   const qrita::Workspace<Space> workspace(space, batch, vocab, cfg.opts);
-  const auto mask = [&] { qrita::sample_mask(space, work, k, p, cfg.opts, workspace, stats); };
+  const auto mask = [&] { qrita::sample_mask(space, work, params, cfg.opts, workspace, stats); };
   time_calls(space, 1, copy, mask);  // warm-up, and first touch of `work`
   const Timing copy_time = time_calls(space, cfg.repeat, [] {}, copy);
   const Timing mask_time = time_calls(space, cfg.repeat, copy, mask);
 
+  // Draws and lists read the unmasked logits (never written).
+  Kokkos::View<std::uint64_t*, Memory> seeds("qrita-cli::seeds", cfg.sample ? batch : 0);
+  Kokkos::View<std::uint64_t*, Memory> offsets("qrita-cli::offsets", cfg.sample ? batch : 0);
+  Kokkos::View<int*, Memory> tokens("qrita-cli::tokens", cfg.sample ? batch : 0);
+  Timing sample_time;
+  if (cfg.sample) {
+    Kokkos::deep_copy(seeds, cfg.seed);
+    std::vector<std::uint64_t> row_index(static_cast<std::size_t>(batch));
+    for (std::size_t r = 0; r < row_index.size(); ++r) row_index[r] = r;
+    copy_to_device(offsets, row_index);
+    const auto sample = [&] {
+      qrita::sample_tokens(space, pristine, params, seeds, offsets, tokens, cfg.opts, workspace);
+    };
+    time_calls(space, 1, [] {}, sample);
+    sample_time = time_calls(space, cfg.repeat, [] {}, sample);
+  }
+  Kokkos::View<int**, Kokkos::LayoutRight, Memory> ids("qrita-cli::ids", list_size ? batch : 0,
+                                                       list_size);
+  Kokkos::View<float**, Kokkos::LayoutRight, Memory> probs("qrita-cli::probs",
+                                                           list_size ? batch : 0, list_size);
+  Kokkos::View<float**, Kokkos::LayoutRight, Memory> logprobs("qrita-cli::logprobs",
+                                                              list_size ? batch : 0, list_size);
+  Kokkos::View<int*, Memory> counts("qrita-cli::counts", list_size ? batch : 0);
+  Timing list_time;
+  if (list_size > 0) {
+    const auto list = [&] {
+      qrita::candidate_list(space, pristine, params, ids, probs, logprobs, counts, cfg.opts,
+                            workspace);
+    };
+    time_calls(space, 1, [] {}, list);
+    list_time = time_calls(space, cfg.repeat, [] {}, list);
+  }
+
   const auto result = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), work);
   const auto row_stats = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), stats);
+  const auto tokens_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tokens);
+  const auto ids_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ids);
+  const auto probs_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), probs);
+  const auto logprobs_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), logprobs);
+  const auto counts_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
+  // The masked logits as floats (exact), for the tables and the oracle.
+  std::vector<float> masked(std::size_t(batch * vocab));
+  for (std::size_t i = 0; i < masked.size(); ++i) masked[i] = qrita::to_float(result.data()[i]);
   const auto row_of = [vocab](const auto* data, std::int64_t b) { return data + b * vocab; };
 
   fmt::print("\n{:>5} {:>7} {:>7} {:>7} {:>10} {:>10}  {:<9}  {:<9}  {}\n", "row", "k", "p", "kept",
@@ -369,7 +740,7 @@ int run(const Config& cfg, const Batch& in) {
   const std::int64_t shown = std::min(batch, cfg.rows);
   for (std::int64_t b = 0; b < shown; ++b) {
     const float* before = row_of(in.values.data(), b);
-    const float* after = row_of(result.data(), b);
+    const float* after = row_of(masked.data(), b);
     float largest = -std::numeric_limits<float>::infinity();
     float smallest_kept = std::numeric_limits<float>::infinity();
     std::int64_t kept = 0;
@@ -423,28 +794,73 @@ int run(const Config& cfg, const Batch& in) {
                max_outliers);
   }
 
-  const double bytes = double(batch) * double(vocab) * sizeof(float);
-  fmt::print("\ntiming: {} call{}, each on a fresh copy of the input\n", cfg.repeat,
-             cfg.repeat == 1 ? "" : "s");
-  fmt::print("  qrita::sample_mask  median {:9.3f} ms  min {:9.3f} ms  {:.2f} rows/ms\n",
-             mask_time.median_ms, mask_time.min_ms,
-             mask_time.median_ms > 0 ? double(batch) / mask_time.median_ms : 0.0);
-  fmt::print("  copy (deep_copy)    median {:9.3f} ms  min {:9.3f} ms  {:.1f} GB/s read+write\n",
-             copy_time.median_ms, copy_time.min_ms,
+  // An entry's value for the tables below; "-" for id -1.
+  const auto value_at = [&](std::int64_t b, int id) {
+    return id >= 0 && id < vocab ? fmt::format("{:.6g}", row_of(in.values.data(), b)[id])
+                                 : std::string("-");
+  };
+  if (cfg.sample) {
+    fmt::print("\nsample_tokens: seed {} on every row, offset = row index\n", cfg.seed);
+    fmt::print("{:>5} {:>9} {:>12}\n", "row", "token", "value");
+    for (std::int64_t b = 0; b < shown; ++b)
+      fmt::print("{:>5} {:>9} {:>12}\n", b, tokens_host(b), value_at(b, tokens_host(b)));
+    if (batch > shown)
+      fmt::print("... ({} more row{})\n", batch - shown, batch - shown == 1 ? "" : "s");
+  }
+  if (list_size > 0) {
+    fmt::print("\ncandidate_list: each row's first {} kept entries, by descending value\n",
+               list_size);
+    fmt::print("{:>5} {:>7} {:>5} {:>9} {:>12} {:>12} {:>12}\n", "row", "kept", "rank", "id",
+               "value", "prob", "logprob");
+    for (std::int64_t b = 0; b < shown; ++b) {
+      const int listed = std::min(counts_host(b), list_size);
+      if (listed == 0) fmt::print("{:>5} {:>7} {:>5}\n", b, counts_host(b), "-");
+      for (int j = 0; j < listed; ++j)  // row and count on the row's first line only
+        fmt::print("{:>5} {:>7} {:>5} {:>9} {:>12} {:>12.6f} {:>12.6f}\n",
+                   j == 0 ? std::to_string(b) : std::string(),
+                   j == 0 ? std::to_string(counts_host(b)) : std::string(), j, ids_host(b, j),
+                   value_at(b, ids_host(b, j)), probs_host(b, j), logprobs_host(b, j));
+    }
+    if (batch > shown)
+      fmt::print("... ({} more row{})\n", batch - shown, batch - shown == 1 ? "" : "s");
+  }
+
+  const double bytes = double(batch) * double(vocab) * sizeof(T);
+  fmt::print("\ntiming: {} call{} each; sample_mask on a fresh copy of the input every time\n",
+             cfg.repeat, cfg.repeat == 1 ? "" : "s");
+  const auto print_time = [batch](const char* name, const Timing& t) {
+    fmt::print("  {:<22} median {:9.3f} ms  min {:9.3f} ms  {:.2f} rows/ms\n", name, t.median_ms,
+               t.min_ms, t.median_ms > 0 ? double(batch) / t.median_ms : 0.0);
+  };
+  print_time("qrita::sample_mask", mask_time);
+  if (cfg.sample) print_time("qrita::sample_tokens", sample_time);
+  if (list_size > 0) print_time("qrita::candidate_list", list_time);
+  fmt::print("  {:<22} median {:9.3f} ms  min {:9.3f} ms  {:.1f} GB/s read+write\n",
+             "copy (deep_copy)", copy_time.median_ms, copy_time.min_ms,
              copy_time.median_ms > 0 ? 2 * bytes / copy_time.median_ms * 1e-6 : 0.0);
   if (bytes > 0 && copy_time.median_ms > 0)
-    fmt::print("  qrita / copy        {:.1f}x\n", mask_time.median_ms / copy_time.median_ms);
+    fmt::print("  {:<22} {:.1f}x\n", "sample_mask / copy",
+               mask_time.median_ms / copy_time.median_ms);
 
   int status = 0;
   if (cfg.check) {
-    // Top-k rows must match the reference bitwise; top-p rows may differ
-    // only where a prefix's mass is within rounding of p (oracle::verify).
+    // Kept sets must match the reference, up to the freedoms oracle::verify
+    // allows (top-p: a prefix mass within rounding of p; min-p: entries
+    // within an ulp of the cut). Tokens must lie in the kept set, lists
+    // must follow the definition's order (check_token, check_list).
+    const qrita::oracle::RowFilters filters = row_filters(cfg);
     std::vector<std::int64_t> differ;
     std::string first_problem;
     for (std::int64_t b = 0; b < batch; ++b) {
-      const std::string problem =
-          qrita::oracle::verify(row_of(in.values.data(), b), row_of(result.data(), b), vocab,
-                                k_host[std::size_t(b)], p_host[std::size_t(b)]);
+      const float* before = row_of(in.values.data(), b);
+      const float* after = row_of(masked.data(), b);
+      std::string problem = qrita::oracle::verify(before, after, vocab, filters);
+      if (problem.empty() && cfg.sample)
+        problem = check_token(before, after, vocab, tokens_host(b));
+      if (problem.empty() && list_size > 0)
+        problem = check_list(before, after, vocab, filters,
+                             ListRow{&ids_host(b, 0), &probs_host(b, 0), &logprobs_host(b, 0),
+                                     counts_host(b), list_size});
       if (problem.empty()) continue;
       if (differ.empty()) first_problem = fmt::format("row {}: {}", b, problem);
       differ.push_back(b);
@@ -460,7 +876,7 @@ int run(const Config& cfg, const Batch& in) {
     }
   }
   if (!cfg.output.empty()) {
-    qrita::npy::write_float32_2d(cfg.output, result.data(), batch, vocab);
+    write_npy(cfg.output, in.dtype, result.data(), batch, vocab);
     fmt::print("wrote {}\n", cfg.output);
   }
   return status;
@@ -472,7 +888,7 @@ int main(int argc, char** argv) {
   try {
     const Config cfg = parse(argc, argv);
     if (cfg.help) {
-      fmt::print("{}", kHelp);
+      fmt::print("{}", cfg.help_text);
       return 0;
     }
     if (cfg.kokkos_help) {  // Kokkos::initialize prints it
@@ -483,7 +899,12 @@ int main(int argc, char** argv) {
     // Views live in run(), so they are gone before the guard finalizes
     // Kokkos, on return and on an exception alike.
     Kokkos::ScopeGuard kokkos(argc, argv);
-    return run(cfg, input);
+    switch (input.dtype) {
+      case Dtype::float16: return run<qrita::float16>(cfg, input);
+      case Dtype::bfloat16: return run<qrita::bfloat16>(cfg, input);
+      case Dtype::float32: break;
+    }
+    return run<float>(cfg, input);
   } catch (const UsageError& e) {
     fmt::print(stderr, "qrita-cli: error: {}\ntry 'qrita-cli --help'\n", e.what());
     return 2;
