@@ -35,25 +35,25 @@ union TypesFloatBits {
   float f;
   std::uint32_t u;
 };
-KOKKOS_INLINE_FUNCTION float types_bits_to_float(std::uint32_t u) {
+KOKKOS_FORCEINLINE_FUNCTION float types_bits_to_float(std::uint32_t u) {
   TypesFloatBits b;
   b.u = u;
   return b.f;
 }
-KOKKOS_INLINE_FUNCTION std::uint32_t types_float_to_bits(float f) {
+KOKKOS_FORCEINLINE_FUNCTION std::uint32_t types_float_to_bits(float f) {
   TypesFloatBits b;
   b.f = f;
   return b.u;
 }
 }  // namespace detail
 
-KOKKOS_INLINE_FUNCTION float to_float(float x) { return x; }
+KOKKOS_FORCEINLINE_FUNCTION float to_float(float x) { return x; }
 
-KOKKOS_INLINE_FUNCTION float to_float(bfloat16 x) {
+KOKKOS_FORCEINLINE_FUNCTION float to_float(bfloat16 x) {
   return detail::types_bits_to_float(std::uint32_t(x.bits) << 16);
 }
 
-KOKKOS_INLINE_FUNCTION float to_float(float16 x) {
+KOKKOS_FORCEINLINE_FUNCTION float to_float(float16 x) {
   const std::uint32_t h    = x.bits;
   const std::uint32_t sign = (h & 0x8000u) << 16;
   const std::uint32_t e    = (h >> 10) & 0x1Fu;
@@ -68,15 +68,15 @@ KOKKOS_INLINE_FUNCTION float to_float(float16 x) {
 }
 
 template <class T>
-KOKKOS_INLINE_FUNCTION T from_float(float x);
+KOKKOS_FORCEINLINE_FUNCTION T from_float(float x);
 
 template <>
-KOKKOS_INLINE_FUNCTION float from_float<float>(float x) {
+KOKKOS_FORCEINLINE_FUNCTION float from_float<float>(float x) {
   return x;
 }
 
 template <>
-KOKKOS_INLINE_FUNCTION bfloat16 from_float<bfloat16>(float x) {
+KOKKOS_FORCEINLINE_FUNCTION bfloat16 from_float<bfloat16>(float x) {
   const std::uint32_t u = detail::types_float_to_bits(x);
   if ((u & 0x7FFFFFFFu) > 0x7F800000u)  // NaN: quiet, sign kept
     return bfloat16{std::uint16_t((u >> 16) | 0x0040u)};
@@ -85,7 +85,7 @@ KOKKOS_INLINE_FUNCTION bfloat16 from_float<bfloat16>(float x) {
 }
 
 template <>
-KOKKOS_INLINE_FUNCTION float16 from_float<float16>(float x) {
+KOKKOS_FORCEINLINE_FUNCTION float16 from_float<float16>(float x) {
   const std::uint32_t u    = detail::types_float_to_bits(x);
   const std::uint16_t sign = std::uint16_t((u >> 16) & 0x8000u);
   const std::uint32_t a    = u & 0x7FFFFFFFu;

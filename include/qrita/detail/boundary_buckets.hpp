@@ -160,7 +160,7 @@ struct RangeMass {
 // stored. With want_mass, sums the exact weights relative to the row
 // maximum.
 template <class Member, class T>
-KOKKOS_INLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
+KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
                                               int vocab, BucketMap const& map,
                                               BucketRange r,
                                               Candidates const& out,

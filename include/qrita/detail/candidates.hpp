@@ -21,8 +21,8 @@ struct Source {
   const float* data2 = nullptr;
   int size2          = 0;
 
-  KOKKOS_INLINE_FUNCTION int count() const { return size + size2; }
-  KOKKOS_INLINE_FUNCTION float operator[](int i) const {
+  KOKKOS_FORCEINLINE_FUNCTION int count() const { return size + size2; }
+  KOKKOS_FORCEINLINE_FUNCTION float operator[](int i) const {
     return i < size ? data[i] : data2[i - size];
   }
 };
@@ -36,11 +36,11 @@ struct Candidates {
   int cap1       = 0;
   int* counter   = nullptr;  // team scratch: entries offered since reset
 
-  KOKKOS_INLINE_FUNCTION int capacity() const { return cap0 + cap1; }
+  KOKKOS_FORCEINLINE_FUNCTION int capacity() const { return cap0 + cap1; }
 
   // Appends (z, column) if there is room; the counter counts it either way,
   // so a full set still learns how many entries it was offered.
-  KOKKOS_INLINE_FUNCTION void push(float z, int column) const {
+  KOKKOS_FORCEINLINE_FUNCTION void push(float z, int column) const {
     const int pos = Kokkos::atomic_fetch_add(counter, 1);
     if (pos < cap0) {
       vals0[pos] = z;
@@ -51,15 +51,15 @@ struct Candidates {
     }
   }
 
-  KOKKOS_INLINE_FUNCTION float value(int i) const {
+  KOKKOS_FORCEINLINE_FUNCTION float value(int i) const {
     return i < cap0 ? vals0[i] : vals1[i - cap0];
   }
-  KOKKOS_INLINE_FUNCTION int column(int i) const {
+  KOKKOS_FORCEINLINE_FUNCTION int column(int i) const {
     return i < cap0 ? cols0[i] : cols1[i - cap0];
   }
 
   // The first n gathered values (n <= capacity()).
-  KOKKOS_INLINE_FUNCTION Source source(int n) const {
+  KOKKOS_FORCEINLINE_FUNCTION Source source(int n) const {
     const int n0 = n < cap0 ? n : cap0;
     return Source{vals0, n0, vals1, n - n0};
   }
@@ -67,7 +67,7 @@ struct Candidates {
   // Empties the set. Every thread of the team must be past its last read of
   // the set before, and the caller must place a barrier after.
   template <class Member>
-  KOKKOS_INLINE_FUNCTION void reset(Member const& team) const {
+  KOKKOS_FORCEINLINE_FUNCTION void reset(Member const& team) const {
     Kokkos::single(Kokkos::PerTeam(team), [&]() { *counter = 0; });
   }
 };

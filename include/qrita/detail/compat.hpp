@@ -21,7 +21,7 @@ namespace detail {
 
 // Math functions moved from Kokkos::Experimental to Kokkos in 3.7 and the old
 // spelling was removed in 4.x.
-KOKKOS_INLINE_FUNCTION float exp_f(float x) {
+KOKKOS_FORCEINLINE_FUNCTION float exp_f(float x) {
 #if KOKKOS_VERSION >= 30700
   return Kokkos::exp(x);
 #else
@@ -61,13 +61,13 @@ union FloatBits {
   std::uint32_t u;
 };
 
-KOKKOS_INLINE_FUNCTION std::uint32_t float_as_bits(float x) {
+KOKKOS_FORCEINLINE_FUNCTION std::uint32_t float_as_bits(float x) {
   FloatBits b;
   b.f = x;
   return b.u;
 }
 
-KOKKOS_INLINE_FUNCTION float bits_as_float(std::uint32_t u) {
+KOKKOS_FORCEINLINE_FUNCTION float bits_as_float(std::uint32_t u) {
   FloatBits b;
   b.u = u;
   return b.f;
@@ -109,7 +109,7 @@ inline void labelled_fence(const char* label) {
 // reduction: Kokkos' atomic_add on a pointer the compiler cannot place
 // becomes a generic ATOM, much slower than the shared-memory one, and the
 // gathering read adds once per entry. Elsewhere, Kokkos' atomic.
-KOKKOS_INLINE_FUNCTION void scratch_atomic_add(std::uint32_t* p, std::uint32_t v) {
+KOKKOS_FORCEINLINE_FUNCTION void scratch_atomic_add(std::uint32_t* p, std::uint32_t v) {
 #if defined(__CUDA_ARCH__)
   const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(p));
   asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");

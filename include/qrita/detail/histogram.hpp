@@ -39,7 +39,7 @@ struct BucketMap {
   }
 
   // Index of candidate z: nb above t, else its bucket.
-  KOKKOS_INLINE_FUNCTION int index(float z) const {
+  KOKKOS_FORCEINLINE_FUNCTION int index(float z) const {
     if (z > t) return nb;
     if (!(z >= lo)) return 0;
     float f = (z - lo) * inv_w;
@@ -76,7 +76,7 @@ struct HistogramRun {
   int bucket          = -1;
   std::uint32_t count = 0;
 
-  KOKKOS_INLINE_FUNCTION void add(int b) {
+  KOKKOS_FORCEINLINE_FUNCTION void add(int b) {
     if (b == bucket) {
       ++count;
       return;
@@ -85,7 +85,7 @@ struct HistogramRun {
     bucket = b;
     count  = 1;
   }
-  KOKKOS_INLINE_FUNCTION void flush() {
+  KOKKOS_FORCEINLINE_FUNCTION void flush() {
     if (count == 0) return;
     if (atomic)
       scratch_atomic_add(&counts[bucket], count);

@@ -30,7 +30,7 @@ constexpr std::uint32_t neg_inf_bits = 0xFF800000u;
 constexpr key_type no_key          = 0xFFFFFFFFu;  // above every real key
 
 // Written with selects only (no branches): it runs once per entry per pass.
-KOKKOS_INLINE_FUNCTION key_type order_key(float x) {
+KOKKOS_FORCEINLINE_FUNCTION key_type order_key(float x) {
   const std::uint32_t b = float_as_bits(x);
   // Negative values: all bits flipped; others: the sign bit set.
   const std::uint32_t flip =
@@ -41,14 +41,14 @@ KOKKOS_INLINE_FUNCTION key_type order_key(float x) {
 }
 
 // Inverse of order_key on canonical keys (those order_key can return).
-KOKKOS_INLINE_FUNCTION float key_value(key_type k) {
+KOKKOS_FORCEINLINE_FUNCTION float key_value(key_type k) {
   return bits_as_float((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k);
 }
 
-KOKKOS_INLINE_FUNCTION bool is_candidate(key_type k) { return k > neg_inf_key; }
+KOKKOS_FORCEINLINE_FUNCTION bool is_candidate(key_type k) { return k > neg_inf_key; }
 
 // Finite in the arithmetic sense (neither inf nor NaN).
-KOKKOS_INLINE_FUNCTION bool is_finite_value(float x) {
+KOKKOS_FORCEINLINE_FUNCTION bool is_finite_value(float x) {
   return (float_as_bits(x) & 0x7F800000u) != 0x7F800000u;
 }
 
@@ -71,7 +71,7 @@ inline int weight_fraction_bits(std::int64_t V) {
 // the full scale, which also gives +inf entries of a row whose maximum is
 // +inf their limit weight; every finite entry of such a row weighs 0, at
 // any temperature (-inf * 0 would be NaN: it is caught).
-KOKKOS_INLINE_FUNCTION weight_type fixed_weight(float z, float ref, float scale,
+KOKKOS_FORCEINLINE_FUNCTION weight_type fixed_weight(float z, float ref, float scale,
                                                 float inv_t = 1.0f) {
   if (!(z < ref)) return static_cast<weight_type>(scale);
   const float e = (z - ref) * inv_t;

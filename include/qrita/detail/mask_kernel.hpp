@@ -771,6 +771,14 @@ struct MaskKernel {
 
   // ------------------------------------ sample_tokens and candidate_list
 
+  // Whether d keeps the first cut.keep columns of a row whose entries are
+  // all equal candidates (a flat row without -inf or NaN).
+  KOKKOS_INLINE_FUNCTION bool whole_row_group(Decision const& d,
+                                              RowScan const& scan) const {
+    return d.write == Write::row && d.cut.key == scan.max_key &&
+           d.cut.group == std::uint32_t(prm.vocab) && d.cut.keep > 0;
+  }
+
   // Whether every kept entry of decision d is in the gathered set.
   KOKKOS_INLINE_FUNCTION static bool kept_in_set(Decision const& d) {
     return d.write == Write::from_set || d.write == Write::gathered;
@@ -833,6 +841,12 @@ struct MaskKernel {
       Boundary cut           = d.cut;
       if (d.drawn) {
         token = tie_column_bound(team, s.set, d.set_size, cut.key, cut.keep, prm.vocab);
+      } else if (whole_row_group(d, scan)) {
+        // A flat row without -inf or NaN: the kept entries are columns
+        // 0 .. keep-1, of equal weight; the n-th is column n - 1.
+        const weight_type unit = mass.unit(cut.key);
+        const weight_type t    = mul_high_64(f.u, unit * cut.keep) + 1;
+        token                  = int((t + unit - 1) / unit) - 1;
       } else if (kept_in_set(d) || gather_kept(team, row, cut, s, d)) {
         const Source src = s.set.source(d.set_size);
         const weight_type W =
@@ -904,6 +918,21 @@ struct MaskKernel {
       const MassMeasure mass = mass_of(scan, f);
       Boundary list_cut      = d.cut;
       // (C = 0: only the count.)
+      if (whole_row_group(d, scan) && !f.list_all) {
+        // A flat row without -inf or NaN: columns 0 .. keep-1, equal
+        // probabilities.
+        kept.count      = d.cut.keep;
+        kept.mass       = mass.unit(d.cut.key) * d.cut.keep;
+        const int n     = int(d.cut.keep) < C ? int(d.cut.keep) : C;
+        const double pr = 1.0 / double(d.cut.keep);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int j) {
+          io.ids[r * io.ids_row + j * io.ids_slot] = j;
+          if (io.probs) io.probs[r * io.probs_row + j * io.probs_slot] = float(pr);
+          if (io.logprobs)
+            io.logprobs[r * io.logprobs_row + j * io.logprobs_slot] = float(-log_d(double(d.cut.keep)));
+        });
+        listed = n;
+      } else {
       bool in_set            = kept_in_set(d) || gather_kept(team, row, d.cut, s, d);
       if (f.list_all) {
         // d is the row's top C: the probabilities are the whole row's.
@@ -927,6 +956,7 @@ struct MaskKernel {
         }
       }
       if (in_set && C > 0) listed = list_entries(team, r, s, d.set_size, list_cut, mass, kept, f);
+      }
     }
     // Past the list: id -1, probability 0, log-probability -inf.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, listed, C), [&](int j) {

@@ -24,7 +24,7 @@ namespace detail {
 // Writes -inf over n entries from p without reading them (16-byte stores
 // for the aligned body).
 template <class Member, class T>
-KOKKOS_INLINE_FUNCTION void fill_neg_inf(Member const& team, T* p, int n) {
+KOKKOS_FORCEINLINE_FUNCTION void fill_neg_inf(Member const& team, T* p, int n) {
   constexpr int L      = Lanes<T>::n;
   const RowSplit split = split_row(p, n);
   Group<T> fill;
@@ -47,7 +47,7 @@ KOKKOS_INLINE_FUNCTION void fill_neg_inf(Member const& team, T* p, int n) {
 // candidate key, key(z) >= K exactly when z >= value(K) (NaN fails both;
 // -0.0 and +0.0 compare equal in both), and likewise for > and ==.
 template <class Member, class T>
-KOKKOS_INLINE_FUNCTION void apply_mask(Member const& team, T* row, int vocab,
+KOKKOS_FORCEINLINE_FUNCTION void apply_mask(Member const& team, T* row, int vocab,
                                        key_type K, std::uint32_t keep,
                                        std::uint32_t group_in_row,
                                        int tie_column) {
@@ -146,7 +146,7 @@ KOKKOS_INLINE_FUNCTION int tie_column_bound(Member const& team,
 
 // Whether gathered entry z at `column` is kept by the boundary (cut,
 // tie_column): above the cut, or on it and no further right than the bound.
-KOKKOS_INLINE_FUNCTION bool kept(float z, int column, float cut, int tie_column) {
+KOKKOS_FORCEINLINE_FUNCTION bool kept(float z, int column, float cut, int tie_column) {
   return z > cut || (z == cut && column <= tie_column);
 }
 

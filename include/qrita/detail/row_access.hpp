@@ -39,26 +39,26 @@ struct alignas(16) Group {
 
 // -inf in each format.
 template <class T>
-KOKKOS_INLINE_FUNCTION T neg_inf_of();
+KOKKOS_FORCEINLINE_FUNCTION T neg_inf_of();
 template <>
-KOKKOS_INLINE_FUNCTION float neg_inf_of<float>() {
+KOKKOS_FORCEINLINE_FUNCTION float neg_inf_of<float>() {
   return bits_as_float(0xFF800000u);
 }
 template <>
-KOKKOS_INLINE_FUNCTION bfloat16 neg_inf_of<bfloat16>() {
+KOKKOS_FORCEINLINE_FUNCTION bfloat16 neg_inf_of<bfloat16>() {
   return bfloat16{0xFF80u};
 }
 template <>
-KOKKOS_INLINE_FUNCTION float16 neg_inf_of<float16>() {
+KOKKOS_FORCEINLINE_FUNCTION float16 neg_inf_of<float16>() {
   return float16{0xFC00u};
 }
 
 // Whether x is stored as -inf (exactly those bits: a NaN is not).
-KOKKOS_INLINE_FUNCTION bool stored_neg_inf(float x) {
+KOKKOS_FORCEINLINE_FUNCTION bool stored_neg_inf(float x) {
   return float_as_bits(x) == 0xFF800000u;
 }
-KOKKOS_INLINE_FUNCTION bool stored_neg_inf(bfloat16 x) { return x.bits == 0xFF80u; }
-KOKKOS_INLINE_FUNCTION bool stored_neg_inf(float16 x) { return x.bits == 0xFC00u; }
+KOKKOS_FORCEINLINE_FUNCTION bool stored_neg_inf(bfloat16 x) { return x.bits == 0xFF80u; }
+KOKKOS_FORCEINLINE_FUNCTION bool stored_neg_inf(float16 x) { return x.bits == 0xFC00u; }
 
 struct RowSplit {
   int head;   // loose entries before the first 16-byte boundary
@@ -66,16 +66,16 @@ struct RowSplit {
   int tail;   // loose entries after the body
   int lanes;  // entries per group
 
-  KOKKOS_INLINE_FUNCTION int iterations() const { return body + head + tail; }
+  KOKKOS_FORCEINLINE_FUNCTION int iterations() const { return body + head + tail; }
   // Column of the loose entry handled by iteration i >= body.
-  KOKKOS_INLINE_FUNCTION int loose_column(int i) const {
+  KOKKOS_FORCEINLINE_FUNCTION int loose_column(int i) const {
     const int j = i - body;
     return j < head ? j : head + lanes * body + (j - head);
   }
 };
 
 template <class T>
-KOKKOS_INLINE_FUNCTION RowSplit split_row(const T* row, int n) {
+KOKKOS_FORCEINLINE_FUNCTION RowSplit split_row(const T* row, int n) {
   constexpr int L = Lanes<T>::n;
   // Entries are sizeof(T)-aligned, so the misalignment is 0..L-1 entries.
   const int mis =
@@ -89,11 +89,11 @@ KOKKOS_INLINE_FUNCTION RowSplit split_row(const T* row, int n) {
 // Aligned 16-byte load and store (p must be 16-byte aligned: split_row's
 // body is).
 template <class T>
-KOKKOS_INLINE_FUNCTION Group<T> load_group(const T* p) {
+KOKKOS_FORCEINLINE_FUNCTION Group<T> load_group(const T* p) {
   return *reinterpret_cast<const Group<T>*>(p);
 }
 template <class T>
-KOKKOS_INLINE_FUNCTION void store_group(T* p, Group<T> const& x) {
+KOKKOS_FORCEINLINE_FUNCTION void store_group(T* p, Group<T> const& x) {
   *reinterpret_cast<Group<T>*>(p) = x;
 }
 
@@ -103,7 +103,7 @@ KOKKOS_INLINE_FUNCTION void store_group(T* p, Group<T> const& x) {
 // sm_90: every 16-byte load stored to the stack and read back an entry at a
 // time).
 template <int I = 0, class T, class F>
-KOKKOS_INLINE_FUNCTION void visit_group(Group<T> const& x, int column, F const& f) {
+KOKKOS_FORCEINLINE_FUNCTION void visit_group(Group<T> const& x, int column, F const& f) {
   if constexpr (I < Lanes<T>::n) {
     f(to_float(x.v[I]), column + I);
     visit_group<I + 1>(x, column, f);
@@ -113,7 +113,7 @@ KOKKOS_INLINE_FUNCTION void visit_group(Group<T> const& x, int column, F const& 
 // Masks a group in place: drop(value, column) says whether an entry becomes
 // -inf. Returns whether any entry changed (constant indices, as above).
 template <int I = 0, class T, class F>
-KOKKOS_INLINE_FUNCTION bool drop_in_group(Group<T>& x, int column, F const& drop) {
+KOKKOS_FORCEINLINE_FUNCTION bool drop_in_group(Group<T>& x, int column, F const& drop) {
   if constexpr (I < Lanes<T>::n) {
     const bool d = drop(to_float(x.v[I]), column + I);
     if (d) x.v[I] = neg_inf_of<T>();
@@ -132,7 +132,7 @@ KOKKOS_INLINE_FUNCTION bool drop_in_group(Group<T>& x, int column, F const& drop
 // saturate HBM. On a device, workers are a team's threads, so consecutive
 // threads read consecutive groups (coalesced); on a host backend W is 1.
 template <int Unroll, class T, class F>
-KOKKOS_INLINE_FUNCTION void visit_row(const T* row, RowSplit const& split, int j,
+KOKKOS_FORCEINLINE_FUNCTION void visit_row(const T* row, RowSplit const& split, int j,
                                       int W, F const& f) {
   static_assert(Unroll == 1 || Unroll == 2, "visit_row: Unroll is 1 or 2");
   constexpr int L = Lanes<T>::n;
@@ -158,8 +158,8 @@ template <class T>
 struct RowSource {
   const T* data = nullptr;
   int size      = 0;
-  KOKKOS_INLINE_FUNCTION int count() const { return size; }
-  KOKKOS_INLINE_FUNCTION float operator[](int i) const { return to_float(data[i]); }
+  KOKKOS_FORCEINLINE_FUNCTION int count() const { return size; }
+  KOKKOS_FORCEINLINE_FUNCTION float operator[](int i) const { return to_float(data[i]); }
 };
 
 }  // namespace detail

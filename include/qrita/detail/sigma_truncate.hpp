@@ -176,7 +176,7 @@ struct RowScan {
 // t are summed in the scale's fixed point: together with the gathered head
 // this gives the row's softmax normaliser without a second read.
 template <int Unroll, class Member, class T>
-KOKKOS_INLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
+KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
                                         int vocab, BucketMap const& map,
                                         Candidates const& out,
                                         std::uint32_t* hist, bool want_tail,
