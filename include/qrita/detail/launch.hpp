@@ -206,10 +206,10 @@ struct Call {
 };
 
 // The three launches of a split call (split_kernel.hpp), in order on `space`.
-template <class ExecutionSpace, class T>
-void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T> const& kernel,
+template <class ExecutionSpace, class T, Mode M>
+void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> const& kernel,
                   LaunchPlan const& plan, SplitSizes const& split, char* ws) {
-  using Split = SplitKernel<ExecutionSpace, T>;
+  using Split = SplitKernel<ExecutionSpace, T, M>;
   const Split sk{kernel, ws, split_layout(plan, split)};
   const int S       = plan.teams_per_row;
   const int wide    = int(kernel.prm.batch) * S;
@@ -229,10 +229,10 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T> con
   run("qrita::split_write", SplitWrite{}, wide, 64);
 }
 
-template <class ExecutionSpace, class T>
-void launch(ExecutionSpace const& space, Call<T> const& call, Options const& opts,
-            WorkspaceMemory const& ws) {
-  using Kernel = MaskKernel<ExecutionSpace, T>;
+template <Mode M, class ExecutionSpace, class T>
+void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const& opts,
+                 WorkspaceMemory const& ws) {
+  using Kernel = MaskKernel<ExecutionSpace, T, M>;
   if (call.batch == 0 || call.vocab == 0) return;
   FullPlan full   = make_full_plan(space, call.batch, call.vocab, opts);
   LaunchPlan& plan = full.plan;
@@ -281,10 +281,20 @@ void launch(ExecutionSpace const& space, Call<T> const& call, Options const& opt
   auto policy = light_weight(
       typename Kernel::policy_type(space, int(plan.league_size), plan.team_size));
   policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
-  const char* label = call.mode == Mode::mask     ? "qrita::sample_mask"
-                      : call.mode == Mode::sample ? "qrita::sample_tokens"
-                                                  : "qrita::candidate_list";
+  const char* label = M == Mode::mask     ? "qrita::sample_mask"
+                      : M == Mode::sample ? "qrita::sample_tokens"
+                                          : "qrita::candidate_list";
   Kokkos::parallel_for(label, policy, kernel);
+}
+
+template <class ExecutionSpace, class T>
+void launch(ExecutionSpace const& space, Call<T> const& call, Options const& opts,
+            WorkspaceMemory const& ws) {
+  switch (call.mode) {
+    case Mode::mask: launch_mode<Mode::mask>(space, call, opts, ws); break;
+    case Mode::sample: launch_mode<Mode::sample>(space, call, opts, ws); break;
+    case Mode::candidates: launch_mode<Mode::candidates>(space, call, opts, ws); break;
+  }
 }
 
 // A Kokkos Tools region that is closed on every way out, exceptions too.

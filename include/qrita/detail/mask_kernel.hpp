@@ -154,7 +154,10 @@ struct HeadMass {
   bool known   = false;
 };
 
-template <class ExecutionSpace, class T = float>
+// One kernel per execution space, logit type and mode: the sampler's and
+// the list's steps are not compiled into the mask's kernel (whose row
+// passes are the hot loops of every call).
+template <class ExecutionSpace, class T = float, Mode M = Mode::mask>
 struct MaskKernel {
   using policy_type = Kokkos::TeamPolicy<
       ExecutionSpace, typename Policy<ExecutionSpace>::launch_bounds>;
@@ -237,7 +240,7 @@ struct MaskKernel {
       case Next::whole_row: d = decide_whole_row(team, row, f, scan, st); break;
       case Next::write: break;
     }
-    if (prm.mode == Mode::mask) {
+    if constexpr (M == Mode::mask) {
       write_mask(team, row, d, s);
       record(team, r, st);
     } else {
@@ -252,8 +255,8 @@ struct MaskKernel {
   // entries (a top-k) with the whole row's probabilities.
   KOKKOS_INLINE_FUNCTION Filters row_filters(std::int64_t r) const {
     Filters f = read_filters(r);
-    if (f.any() || prm.mode == Mode::mask) return f;
-    if (prm.mode == Mode::sample) {
+    if (f.any() || M == Mode::mask) return f;
+    if (M == Mode::sample) {
       f.draw = true;
       f.topp = true;
     } else {
@@ -269,9 +272,9 @@ struct MaskKernel {
                                          const T* row, Filters const& f,
                                          RowScan const& scan, Decision const& d,
                                          Scratch const& s) const {
-    if (prm.mode == Mode::sample)
+    if constexpr (M == Mode::sample)
       write_token(team, r, row, f, scan, d, s);
-    else
+    else if constexpr (M == Mode::candidates)
       write_list(team, r, row, f, scan, d, s);
   }
 
@@ -325,10 +328,10 @@ struct MaskKernel {
                                           Scratch const& s, RowStats& st) const {
     f.minp = false;
     if (scan.candidates == 0) return;
-    const float M = key_value(scan.max_key);
-    double c      = double(M);
-    if (f.min_p < 1.0f && is_finite_value(M))
-      c = double(M) + double(f.temperature) * log_d(double(f.min_p));
+    const float top = key_value(scan.max_key);
+    double c        = double(top);
+    if (f.min_p < 1.0f && is_finite_value(top))
+      c = double(top) + double(f.temperature) * log_d(double(f.min_p));
     std::uint32_t count = 0;
     const auto at_least = [&](float z) { return double(z) >= c; };
     if (th.valid() && c > double(th.t) && outliers <= s.set.capacity()) {
@@ -610,7 +613,7 @@ struct MaskKernel {
     const MassMeasure mass = mass_of(scan, f);
     const RangeMass exact  = gather_range(team, row, prm.vocab, map, plan.range,
                                           s.set, f.topp && !f.topk, mass,
-                                          prm.mode == Mode::mask);
+                                          M == Mode::mask);
     team.team_barrier();
     resolve_buckets(team, f, scan, plan, exact, *s.set.counter, s, d, st);
   }
@@ -651,7 +654,7 @@ struct MaskKernel {
     }
     // The sampler and the list need every survivor in the set: the
     // range then reaches the top (a draw needs only its target's buckets).
-    if (prm.mode != Mode::mask && !f.draw) range.hi = nb;
+    if (M != Mode::mask && !f.draw) range.hi = nb;
     const RangeCounts counts =
         count_range(team, s.hist, nb, std::uint32_t(outliers), range);
     if (counts.inside > std::uint32_t(s.set.capacity()) || counts.inside == 0)

@@ -102,9 +102,9 @@ struct SplitScan {};
 struct SplitGather {};
 struct SplitWrite {};
 
-template <class ExecutionSpace, class T = float>
+template <class ExecutionSpace, class T = float, Mode M = Mode::mask>
 struct SplitKernel {
-  using Kernel        = MaskKernel<ExecutionSpace, T>;
+  using Kernel        = MaskKernel<ExecutionSpace, T, M>;
   using member_type   = typename Kernel::member_type;
   using Scratch       = typename Kernel::Scratch;
   template <class U>
@@ -251,7 +251,7 @@ struct SplitKernel {
     SplitMode mode = SplitMode::none;
     Decision d;
     int tie_column = INT_MAX;
-    const bool mask = k.prm.mode == Mode::mask;
+    constexpr bool mask = M == Mode::mask;
     if (f.work()) {
       f.tail            = sr.f.tail;
       const Threshold th = sr.th;
@@ -344,7 +344,7 @@ struct SplitKernel {
       const MassMeasure mass = k.mass_of(sr.scan, sr.f);
       m = gather_range(team, row_of(r) + b, seg_end(s) - b, sr.map, sr.plan.range,
                        list(r), sr.f.topp && !sr.f.topk, mass,
-                       k.prm.mode == Mode::mask, b);
+                       M == Mode::mask, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (sr.mode != SplitMode::gather) return;
@@ -372,7 +372,7 @@ struct SplitKernel {
     RowStats st = sr.st;
     k.resolve_buckets(team, sr.f, sr.scan, sr.plan, exact, n, s, d, st);
     st.tier = n > k.prm.capacity;
-    if (k.prm.mode != Mode::mask) {
+    if constexpr (M != Mode::mask) {
       // The sampler or the list: finished here; split_write only clears.
       k.finish_row(team, r, row_of(r), sr.f, sr.scan, d, s);
       team.team_barrier();
