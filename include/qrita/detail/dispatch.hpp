@@ -226,22 +226,17 @@ void check_params_type() {
 template <class T, class MemorySpace>
 void set_params(Call<T>& call, SamplingParams<MemorySpace> const& params) {
   const std::size_t batch = std::size_t(call.batch);
-  if (present(params.k, "params.k", batch)) {
-    call.io.k        = params.k.data();
-    call.io.k_stride = std::int64_t(params.k.stride(0));
-  }
-  if (present(params.p, "params.p", batch)) {
-    call.io.p        = params.p.data();
-    call.io.p_stride = std::int64_t(params.p.stride(0));
-  }
-  if (present(params.min_p, "params.min_p", batch)) {
-    call.io.min_p        = params.min_p.data();
-    call.io.min_p_stride = std::int64_t(params.min_p.stride(0));
-  }
-  if (present(params.temperature, "params.temperature", batch)) {
-    call.io.temperature        = params.temperature.data();
-    call.io.temperature_stride = std::int64_t(params.temperature.stride(0));
-  }
+  const auto take = [&](auto const& view, const char* name, auto& data,
+                        std::int64_t& stride) {
+    if (!present(view, name, batch)) return;
+    data   = view.data();
+    stride = std::int64_t(view.stride(0));
+  };
+  take(params.k, "params.k", call.io.k, call.io.k_stride);
+  take(params.p, "params.p", call.io.p, call.io.p_stride);
+  take(params.min_p, "params.min_p", call.io.min_p, call.io.min_p_stride);
+  take(params.temperature, "params.temperature", call.io.temperature,
+       call.io.temperature_stride);
 }
 
 template <class ExecutionSpace, class LogitsView, class MemorySpace>
