@@ -307,10 +307,13 @@ TEST(Oracle, HandComputedTemperatureAndMinP) {
   // and T = +inf keep 3.
   const std::vector<float> r21 = {1.0f, 0.0f, 0.0f, 0.0f};
   f.p = 0.6f;
-  for (auto [t, expect] : {std::pair<float, Ids>{0.5f, {0}}, {1.0f, {0, 1}},
-                           {2.0f, {0, 1, 2}}, {inf, {0, 1, 2}}}) {
-    f.temperature = t;
-    EXPECT_EQ(kept(r21, f), expect) << "T " << t;
+  // (Named vectors, not braced lists in the loop: nvcc 11.8 cannot deduce
+  // those.)
+  const std::vector<std::pair<float, Ids>> case21 = {
+      {0.5f, {0}}, {1.0f, {0, 1}}, {2.0f, {0, 1, 2}}, {inf, {0, 1, 2}}};
+  for (auto const& c : case21) {
+    f.temperature = c.first;
+    EXPECT_EQ(kept(r21, f), c.second) << "T " << c.first;
   }
   f.temperature = inf;
   f.p           = 0.5f;  // 1/4 + 1/4 is exactly 0.5
@@ -318,17 +321,16 @@ TEST(Oracle, HandComputedTemperatureAndMinP) {
   // Case 24: {3, 2, 1, 0, -1}.
   const std::vector<float> r24 = {3.0f, 2.0f, 1.0f, 0.0f, -1.0f};
   f = RowFilters{};
-  for (auto [m, t, expect] : {std::tuple<float, float, Ids>{0.3f, 1.0f, {0, 1}},
-                              {0.1f, 1.0f, {0, 1, 2}},
-                              {0.05f, 1.0f, {0, 1, 2}},
-                              {0.04f, 1.0f, {0, 1, 2, 3}},
-                              {0.3f, 2.0f, {0, 1, 2}},
-                              {1.0f, 1.0f, {0}},
-                              {1.0f, inf, {0}},
-                              {0.5f, inf, {0, 1, 2, 3, 4}}}) {
-    f.min_p       = m;
-    f.temperature = t;
-    EXPECT_EQ(kept(r24, f), expect) << "min_p " << m << " T " << t;
+  const std::vector<std::tuple<float, float, Ids>> case24 = {
+      {0.3f, 1.0f, {0, 1}},        {0.1f, 1.0f, {0, 1, 2}},
+      {0.05f, 1.0f, {0, 1, 2}},    {0.04f, 1.0f, {0, 1, 2, 3}},
+      {0.3f, 2.0f, {0, 1, 2}},     {1.0f, 1.0f, {0}},
+      {1.0f, inf, {0}},            {0.5f, inf, {0, 1, 2, 3, 4}}};
+  for (auto const& c : case24) {
+    f.min_p       = std::get<0>(c);
+    f.temperature = std::get<1>(c);
+    EXPECT_EQ(kept(r24, f), std::get<2>(c))
+        << "min_p " << f.min_p << " T " << f.temperature;
   }
   // ln(float(1/e)) = -0.99999997...: -1 lies below the cut, the next float
   // above it (-0.99999994) above.

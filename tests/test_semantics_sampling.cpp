@@ -571,8 +571,10 @@ TYPED_TEST(SemanticsSampling, Case29_CandidateListDefinition) {
               {});
   // Empty probs and logprobs Views: skipped, the ids and counts unchanged.
   const SampleBatch b = SampleBatch::one(row, filters(3, 1.0f));
-  for (auto [with_p, with_lp] : {std::pair<bool, bool>{false, false}, {true, false},
-                                 {false, true}}) {
+  // (A named vector: nvcc 11.8 cannot deduce a braced list's type here.)
+  const std::vector<std::pair<bool, bool>> outputs = {{false, false}, {true, false},
+                                                      {false, true}};
+  for (auto const& [with_p, with_lp] : outputs) {
     const Candidates c = qtest::run_candidates<TypeParam>(b, 4, {}, qtest::Memory::workspace,
                                                           with_p, with_lp);
     EXPECT_EQ(c.ids, (std::vector<int>{1, 3, 2, -1}));
