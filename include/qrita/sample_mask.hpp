@@ -32,7 +32,7 @@ template <class ExecutionSpace, class LogitsView, class KView, class PView,
           class = detail::if_view<PView>>
 void sample_mask(ExecutionSpace const& space, LogitsView const& logits,
                  KView const& k, PView const& p, Options const& opts = Options{}) {
-  detail::check_types<ExecutionSpace, LogitsView, KView, PView>();
+  static_assert(detail::check_types<ExecutionSpace, LogitsView, KView, PView>());
   detail::dispatch(space, logits, &k, &p,
                    static_cast<detail::NoStats const*>(nullptr), opts,
                    detail::WorkspaceMemory{});
@@ -46,7 +46,7 @@ template <class ExecutionSpace, class LogitsView, class KView, class PView,
 void sample_mask(ExecutionSpace const& space, LogitsView const& logits,
                  KView const& k, PView const& p, Options const& opts,
                  Workspace<ExecutionSpace> const& workspace) {
-  detail::check_types<ExecutionSpace, LogitsView, KView, PView>();
+  static_assert(detail::check_types<ExecutionSpace, LogitsView, KView, PView>());
   detail::dispatch(space, logits, &k, &p,
                    static_cast<detail::NoStats const*>(nullptr), opts,
                    workspace.memory());
@@ -60,8 +60,8 @@ void sample_mask(ExecutionSpace const& space, LogitsView const& logits,
                  KView const& k, PView const& p, Options const& opts,
                  Workspace<ExecutionSpace> const& workspace,
                  StatsView const& stats) {
-  detail::check_types<ExecutionSpace, LogitsView, KView, PView>();
-  detail::check_stats_type<ExecutionSpace, StatsView>();
+  static_assert(detail::check_types<ExecutionSpace, LogitsView, KView, PView>());
+  static_assert(detail::check_stats_type<ExecutionSpace, StatsView>());
   detail::dispatch(space, logits, &k, &p, &stats, opts, workspace.memory());
 }
 
@@ -72,8 +72,8 @@ template <class ExecutionSpace, class LogitsView, class KView, class PView,
 void sample_mask(ExecutionSpace const& space, LogitsView const& logits,
                  KView const& k, PView const& p, Options const& opts,
                  StatsView const& stats) {
-  detail::check_types<ExecutionSpace, LogitsView, KView, PView>();
-  detail::check_stats_type<ExecutionSpace, StatsView>();
+  static_assert(detail::check_types<ExecutionSpace, LogitsView, KView, PView>());
+  static_assert(detail::check_stats_type<ExecutionSpace, StatsView>());
   detail::dispatch(space, logits, &k, &p, &stats, opts, detail::WorkspaceMemory{});
 }
 
@@ -121,7 +121,7 @@ template <class ExecutionSpace, class LogitsView, class MemorySpace, class Stats
 void sample_mask(ExecutionSpace const& space, LogitsView const& logits,
                  SamplingParams<MemorySpace> const& params, Options const& opts,
                  Workspace<ExecutionSpace> const& workspace, StatsView const& stats) {
-  detail::check_stats_type<ExecutionSpace, StatsView>();
+  static_assert(detail::check_stats_type<ExecutionSpace, StatsView>());
   detail::dispatch_params_mask(space, logits, params, stats.data(),
                                std::int64_t(stats.stride(0)), stats.extent(0), opts,
                                workspace.memory());

@@ -29,10 +29,15 @@ using if_view = typename std::enable_if<Kokkos::is_view<T>::value>::type;
 template <class T>
 using if_params = typename std::enable_if<is_sampling_params<T>::value>::type;
 
+// The check_*_type functions are constexpr and called inside static_assert:
+// that instantiates them where they are called, so their messages come
+// before any error in the caller's body (g++ 16 skips deferred
+// instantiations once an error has been reported).
+//
 // Logits: rank 2, a logit type, a supported layout, accessible. Writable
 // for sample_mask (masked in place); const is fine for the others.
 template <class ExecutionSpace, class LogitsView, bool Writable = true>
-void check_logits_type() {
+constexpr bool check_logits_type() {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "qrita: the first argument must be a Kokkos execution space "
                 "instance");
@@ -58,11 +63,12 @@ void check_logits_type() {
   static_assert(Kokkos::SpaceAccessibility<
                     ExecutionSpace, typename LogitsView::memory_space>::accessible,
                 "qrita: 'logits' is not accessible from the execution space");
+  return true;
 }
 
 // k, p and stats: rank 1, the right element type, accessible.
 template <class ExecutionSpace, class View, class Element>
-void check_column_type() {
+constexpr bool check_column_type() {
   static_assert(Kokkos::is_view<View>::value,
                 "qrita::sample_mask: 'k', 'p' and 'stats' must be Kokkos::Views");
   static_assert(unsigned(View::rank) == 1u,
@@ -75,6 +81,7 @@ void check_column_type() {
                     ExecutionSpace, typename View::memory_space>::accessible,
                 "qrita::sample_mask: 'k', 'p' or 'stats' is not accessible "
                 "from the execution space");
+  return true;
 }
 
 template <class View>
@@ -156,17 +163,19 @@ using NoP     = Kokkos::View<const float*, Kokkos::HostSpace>;
 using NoStats = Kokkos::View<RowStats*, Kokkos::HostSpace>;
 
 template <class ExecutionSpace, class LogitsView, class KView, class PView>
-void check_types() {
-  check_logits_type<ExecutionSpace, LogitsView>();
-  check_column_type<ExecutionSpace, KView, int>();
-  check_column_type<ExecutionSpace, PView, float>();
+constexpr bool check_types() {
+  static_assert(check_logits_type<ExecutionSpace, LogitsView>());
+  static_assert(check_column_type<ExecutionSpace, KView, int>());
+  static_assert(check_column_type<ExecutionSpace, PView, float>());
+  return true;
 }
 
 template <class ExecutionSpace, class StatsView>
-void check_stats_type() {
-  check_column_type<ExecutionSpace, StatsView, RowStats>();
+constexpr bool check_stats_type() {
+  static_assert(check_column_type<ExecutionSpace, StatsView, RowStats>());
   static_assert(!std::is_const<typename StatsView::value_type>::value,
                 "qrita::sample_mask: 'stats' must be writable");
+  return true;
 }
 
 // One filter view: top-k if it holds int, top-p if it holds float.
@@ -179,8 +188,8 @@ void dispatch_one(ExecutionSpace const& space, LogitsView const& logits,
                     std::is_same<element, float>::value,
                 "qrita::sample_mask: the filter must be a View of int (k) or "
                 "of float (p)");
-  check_logits_type<ExecutionSpace, LogitsView>();
-  check_column_type<ExecutionSpace, FilterView, element>();
+  static_assert(check_logits_type<ExecutionSpace, LogitsView>());
+  static_assert(check_column_type<ExecutionSpace, FilterView, element>());
   const auto* no_stats = static_cast<NoStats const*>(nullptr);
   if constexpr (std::is_same<element, int>::value) {
     dispatch(space, logits, &k_or_p, static_cast<NoP const*>(nullptr), no_stats,
@@ -216,10 +225,11 @@ bool present(View const& v, const char* name, std::size_t batch) {
 }
 
 template <class ExecutionSpace, class MemorySpace>
-void check_params_type() {
+constexpr bool check_params_type() {
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "qrita: the SamplingParams' memory space is not accessible from "
                 "the execution space");
+  return true;
 }
 
 // The params' Views into the call (after their extents are checked).
@@ -245,8 +255,8 @@ void dispatch_params_mask(ExecutionSpace const& space, LogitsView const& logits,
                           RowStats* stats, std::int64_t stats_stride,
                           std::size_t stats_extent, Options const& opts,
                           WorkspaceMemory const& ws) {
-  check_logits_type<ExecutionSpace, LogitsView>();
-  check_params_type<ExecutionSpace, MemorySpace>();
+  static_assert(check_logits_type<ExecutionSpace, LogitsView>());
+  static_assert(check_params_type<ExecutionSpace, MemorySpace>());
   check_logits_shape(logits);
   check_options(opts);
   auto call = make_call(logits, Mode::mask);
@@ -265,7 +275,7 @@ void dispatch_params_mask(ExecutionSpace const& space, LogitsView const& logits,
 
 // seeds and offsets: 64-bit integers, one per row.
 template <class ExecutionSpace, class View>
-void check_u64_type() {
+constexpr bool check_u64_type() {
   static_assert(Kokkos::is_view<View>::value && unsigned(View::rank) == 1u,
                 "qrita::sample_tokens: 'seeds' and 'offsets' must be rank-1 "
                 "Views, one per row");
@@ -278,11 +288,12 @@ void check_u64_type() {
                     ExecutionSpace, typename View::memory_space>::accessible,
                 "qrita::sample_tokens: 'seeds' or 'offsets' is not accessible "
                 "from the execution space");
+  return true;
 }
 
 // An output View of `Element`, rank `Rank`, writable, accessible.
 template <class ExecutionSpace, class View, class Element, unsigned Rank>
-void check_output_type() {
+constexpr bool check_output_type() {
   static_assert(Kokkos::is_view<View>::value && unsigned(View::rank) == Rank,
                 "qrita: 'tokens' and 'counts' must be rank-1 Views, 'ids', "
                 "'probs' and 'logprobs' rank-2 Views [batch][C]");
@@ -292,6 +303,7 @@ void check_output_type() {
   static_assert(Kokkos::SpaceAccessibility<
                     ExecutionSpace, typename View::memory_space>::accessible,
                 "qrita: an output View is not accessible from the execution space");
+  return true;
 }
 
 template <class ExecutionSpace, class LogitsView, class MemorySpace, class SeedView,
@@ -300,11 +312,11 @@ void dispatch_sample(ExecutionSpace const& space, LogitsView const& logits,
                      SamplingParams<MemorySpace> const& params, SeedView const& seeds,
                      OffsetView const& offsets, TokenView const& tokens,
                      Options const& opts, WorkspaceMemory const& ws) {
-  check_logits_type<ExecutionSpace, LogitsView, false>();
-  check_params_type<ExecutionSpace, MemorySpace>();
-  check_u64_type<ExecutionSpace, SeedView>();
-  check_u64_type<ExecutionSpace, OffsetView>();
-  check_output_type<ExecutionSpace, TokenView, int, 1>();
+  static_assert(check_logits_type<ExecutionSpace, LogitsView, false>());
+  static_assert(check_params_type<ExecutionSpace, MemorySpace>());
+  static_assert(check_u64_type<ExecutionSpace, SeedView>());
+  static_assert(check_u64_type<ExecutionSpace, OffsetView>());
+  static_assert(check_output_type<ExecutionSpace, TokenView, int, 1>());
   as_call("qrita::sample_tokens", [&]() {
     check_logits_shape(logits);
     check_options(opts);
@@ -340,12 +352,12 @@ void dispatch_candidates(ExecutionSpace const& space, LogitsView const& logits,
                          ProbView const& probs, LogprobView const& logprobs,
                          CountView const& counts, Options const& opts,
                          WorkspaceMemory const& ws) {
-  check_logits_type<ExecutionSpace, LogitsView, false>();
-  check_params_type<ExecutionSpace, MemorySpace>();
-  check_output_type<ExecutionSpace, IdView, int, 2>();
-  check_output_type<ExecutionSpace, ProbView, float, 2>();
-  check_output_type<ExecutionSpace, LogprobView, float, 2>();
-  check_output_type<ExecutionSpace, CountView, int, 1>();
+  static_assert(check_logits_type<ExecutionSpace, LogitsView, false>());
+  static_assert(check_params_type<ExecutionSpace, MemorySpace>());
+  static_assert(check_output_type<ExecutionSpace, IdView, int, 2>());
+  static_assert(check_output_type<ExecutionSpace, ProbView, float, 2>());
+  static_assert(check_output_type<ExecutionSpace, LogprobView, float, 2>());
+  static_assert(check_output_type<ExecutionSpace, CountView, int, 1>());
   as_call("qrita::candidate_list", [&]() {
     check_logits_shape(logits);
     check_options(opts);
