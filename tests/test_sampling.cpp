@@ -544,6 +544,73 @@ TYPED_TEST(Sampling, SeedsAndOffsetsChangeTheDraw) {
   EXPECT_LT(same, 8);
 }
 
+// Kept sets larger than every candidate buffer (top-p on randn, uniform and
+// temperature-2 rows: nuclei of thousands of entries): the sampler and the
+// list decide them on the boundary's buckets and read the row a third time
+// (MaskKernel::draw_partial, list_partial). Tokens and lists must be
+// bitwise those of the paths that hold the whole kept set (large buffers)
+// and of the whole-row search (no truncation), split or not.
+template <class Exec, class T>
+void large_kept_sets_agree() {
+  using qrita::synthetic::CounterShape;
+  const std::int64_t vocab = 32768;
+  const std::vector<CounterShape> shapes = {CounterShape::randn, CounterShape::uniform,
+                                            CounterShape::temp2, CounterShape::ordered,
+                                            CounterShape::serving_bf16};
+  const std::vector<RowFilters> fs = {filters(0, 0.5f), filters(0, 0.9f),
+                                      filters(0, 0.99f, 0.0f, 0.7f), filters(0, 0.8f, 0.0f, 2.0f),
+                                      filters(0, 0.95f, 0.001f), filters(20000, 0.9f)};
+  SampleBatch b(std::int64_t(shapes.size() * fs.size()), vocab);
+  for (std::size_t i = 0; i < shapes.size(); ++i)
+    for (std::size_t j = 0; j < fs.size(); ++j) {
+      const std::int64_t r = std::int64_t(i * fs.size() + j);
+      qrita::synthetic::counter_row(b.row(r), vocab, shapes[i], 7, r);
+      for (std::int64_t c = 0; c < vocab; ++c) b.row(r)[c] = qtest::round_to<T>(b.row(r)[c]);
+      b.filters[std::size_t(r)] = fs[j];
+    }
+  const std::int64_t C = 64;
+  // Kept sets far larger than the buffers (the boundary's buckets fit 512
+  // entries on every row here, not always 128).
+  qrita::Options small;
+  small.candidate_capacity = 512;
+  small.tier_capacity      = 0;
+  qrita::Options smaller = small;
+  smaller.candidate_capacity = 128;
+  qrita::Options split = small;
+  split.teams_per_row  = 3;
+  qrita::Options whole;
+  whole.sigma_truncation = false;
+  const std::vector<std::pair<std::string, qrita::Options>> configs = {
+      {"buffers of 512", small},
+      {"buffers of 128", smaller},
+      {"buffers of 512, split rows", split},
+      {"no truncation", whole}};
+  for (std::uint64_t offset : {0u, 1u, 2u}) {
+    for (auto& o : b.offsets) o = offset;
+    const std::vector<int> ref_tokens = qtest::run_tokens<Exec, T>(b);
+    const Candidates ref_list         = qtest::run_candidates<Exec, T>(b, C);
+    ASSERT_TRUE(qtest::check_candidates(b, ref_list));
+    for (std::int64_t r = 0; r < b.batch; ++r)
+      ASSERT_TRUE(qtest::check_token(b, r, ref_tokens[std::size_t(r)])) << "row " << r;
+    for (auto const& [what, opts] : configs) {
+      const std::vector<int> tokens = qtest::run_tokens<Exec, T>(b, opts);
+      const Candidates list         = qtest::run_candidates<Exec, T>(b, C, opts);
+      for (std::int64_t r = 0; r < b.batch; ++r) {
+        const std::string at = std::string(qtest::type_name<T>()) + ", " + what + ", row " +
+                               std::to_string(r) + " (" + qtest::describe(b.filters[std::size_t(r)]) +
+                               "), offset " + std::to_string(offset);
+        EXPECT_EQ(tokens[std::size_t(r)], ref_tokens[std::size_t(r)]) << at;
+        EXPECT_EQ(list_bits(list, r), list_bits(ref_list, r)) << at;
+      }
+    }
+  }
+}
+
+TYPED_TEST(Sampling, LargeKeptSetsGiveTheSameTokensAndListsOnEveryPath) {
+  large_kept_sets_agree<TypeParam, float>();
+  large_kept_sets_agree<TypeParam, qrita::bfloat16>();
+}
+
 // =============================================================================
 // Randomized: per-row temperature, min-p, k and p; float, bf16 and fp16
 
