@@ -71,7 +71,7 @@ struct SampleBatch {
   // The filters row r gets, absent members switched off.
   RowFilters effective(std::int64_t r) const {
     RowFilters f = filters[std::size_t(r)];
-    const RowFilters off;
+    const RowFilters off{};
     if (!present.k) f.k = off.k;
     if (!present.p) f.p = off.p;
     if (!present.min_p) f.min_p = off.min_p;
