@@ -292,14 +292,14 @@ struct SplitKernel {
           if (mask)
             k.write_mask(team, row, d, s);
           else
-            k.finish_row(team, r, row, f, scan, map, d, s);
+            k.finish_row(team, r, row, f, scan, d, s);
           mode = SplitMode::none;
           break;
         case Kernel::Next::write:
           if (!mask) {
             // The sampler or the list: this team finishes the row (the
             // later launches only clear the row's state).
-            k.finish_row(team, r, row, f, scan, map, d, s);
+            k.finish_row(team, r, row, f, scan, d, s);
             mode = SplitMode::none;
             break;
           }
@@ -374,7 +374,7 @@ struct SplitKernel {
     st.tier = n > k.prm.capacity;
     if constexpr (M != Mode::mask) {
       // The sampler or the list: finished here; split_write only clears.
-      k.finish_row(team, r, row_of(r), sr.f, sr.scan, sr.map, d, s);
+      k.finish_row(team, r, row_of(r), sr.f, sr.scan, d, s);
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.mode = SplitMode::none; });
       return;
