@@ -254,7 +254,6 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
   prm.batch         = call.batch;
   prm.vocab         = call.vocab;
   prm.row_stride    = call.row_stride;
-  prm.mode          = call.mode;
   prm.truncation    = opts.sigma_truncation;
   prm.exact_ties    = opts.ties == Ties::exact;
   prm.binary_search = opts.search == Search::binary;

@@ -81,7 +81,6 @@ struct KernelParams {
   std::int64_t batch        = 0;
   int vocab                 = 0;
   std::int64_t row_stride   = 0;  // elements between consecutive rows
-  Mode mode                 = Mode::mask;
   int capacity              = 0;  // on-chip candidates per team
   int tier_capacity         = 0;  // device-memory candidates per team
   int buckets               = 0;  // histogram buckets (0: no histogram)
