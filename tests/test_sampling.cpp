@@ -545,11 +545,11 @@ TYPED_TEST(Sampling, SeedsAndOffsetsChangeTheDraw) {
 }
 
 // Kept sets larger than every candidate buffer (top-p on randn, uniform and
-// temperature-2 rows: nuclei of thousands of entries): the sampler and the
-// list decide them on the boundary's buckets and read the row a third time
-// (MaskKernel::draw_partial, list_partial). Tokens and lists must be
-// bitwise those of the paths that hold the whole kept set (large buffers)
-// and of the whole-row search (no truncation), split or not.
+// temperature-2 rows: nuclei of thousands of entries), which the sampler
+// and the list cannot gather and so decide by the whole-row fallback
+// (MaskKernel::write_token, write_list). Tokens and lists must be bitwise
+// those of the paths that hold the whole kept set (large buffers) and of
+// the whole-row search (no truncation), split or not.
 template <class Exec, class T>
 void large_kept_sets_agree() {
   using qrita::synthetic::CounterShape;
@@ -569,8 +569,8 @@ void large_kept_sets_agree() {
       b.filters[std::size_t(r)] = fs[j];
     }
   const std::int64_t C = 64;
-  // Kept sets far larger than the buffers (the boundary's buckets fit 512
-  // entries on every row here, not always 128).
+  // Kept sets far larger than the buffers; 512 and 128 entries put the
+  // top-p boundary's buckets inside a buffer on different rows.
   qrita::Options small;
   small.candidate_capacity = 512;
   small.tier_capacity      = 0;
