@@ -16,12 +16,6 @@
 #error "qrita needs Kokkos 3.4 or newer"
 #endif
 
-// A device function the compiler must not inline (GCC, Clang, nvcc and
-// hipcc all read the GNU attribute): it keeps a rarely taken path's stack
-// frame, and the stores that fill it, out of its caller (see
-// MaskKernel::finish_deferred).
-#define QRITA_NOINLINE __attribute__((noinline))
-
 namespace qrita {
 namespace detail {
 

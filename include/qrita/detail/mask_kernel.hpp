@@ -236,30 +236,13 @@ struct MaskKernel {
          r += team.league_size()) {
       if constexpr (Deferred) {
         if (deferred_flag(r) == 0) continue;  // the first kernel finished it
-        // The row's work runs on a copy of the kernel, made here only (see
-        // finish_deferred).
-        const MaskKernel k(*this);
-        k.finish_deferred(team, r, s);
+        mask_row(team, r, s);
+        team.team_barrier();  // every thread has read the flag
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { deferred_flag(r) = 0; });
       } else {
         mask_row(team, r, s);
       }
     }
-  }
-
-  // The second kernel's work on a deferred row, called on a copy of the
-  // kernel that operator() makes for that row only. Some of the row's
-  // functions are not inlined, and a CUDA kernel whose functor (a kernel
-  // argument, about 2.4 KB with the sigma tables) has its address taken
-  // copies it whole into every thread's local memory at its entry: that
-  // copy cost every call 0.2 us per row of the batch on an H100 even when
-  // no row was deferred (docs/PERFORMANCE.md). Not inlined, so that the
-  // idle path stays a read of the flags.
-  KOKKOS_FUNCTION QRITA_NOINLINE void finish_deferred(member_type const& team,
-                                                      std::int64_t r,
-                                                      Scratch const& s) const {
-    mask_row(team, r, s);
-    team.team_barrier();  // every thread has read the flag
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { deferred_flag(r) = 0; });
   }
 
   // Row r's deferral flag: set by the first kernel, cleared by the second,
