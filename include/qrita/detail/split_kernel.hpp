@@ -285,28 +285,34 @@ struct SplitKernel {
       st.row_passes      = 1;
       team.team_barrier();
       BucketPlan plan;
+      // The sampler and the list finish a decided row here, at one call
+      // site: a second one keeps nvcc from inlining finish_row, and the
+      // out-of-line call on the kernel argument makes every thread of
+      // every split_scan team copy the whole functor (2.4 KB) into local
+      // memory at the kernel's entry (ptxas -v, sm_90).
+      bool finish = false;
       switch (k.decide_after_scan(team, f, th, map, scan, outliers, s, d, plan, st)) {
         case Kernel::Next::second_read: mode = SplitMode::gather; break;
         case Kernel::Next::whole_row:
           d = k.decide_whole_row(team, row, f, scan, st);
-          if (mask)
-            k.write_mask(team, row, d, s);
-          else
-            k.finish_row(team, r, row, f, scan, d, s);
-          mode = SplitMode::none;
+          if (mask) k.write_mask(team, row, d, s);
+          finish = !mask;
+          mode   = SplitMode::none;
           break;
         case Kernel::Next::write:
           if (!mask) {
-            // The sampler or the list: this team finishes the row (the
-            // later launches only clear the row's state).
-            k.finish_row(team, r, row, f, scan, d, s);
-            mode = SplitMode::none;
+            // The later launches only clear the row's state.
+            finish = true;
+            mode   = SplitMode::none;
             break;
           }
           mode = d.write == Write::from_set ? SplitMode::from_set
                  : d.write == Write::row    ? SplitMode::row
                                             : SplitMode::none;
           break;
+      }
+      if constexpr (!mask) {
+        if (finish) k.finish_row(team, r, row, f, scan, d, s);
       }
       // As unsplit: whether the searched set went past on-chip capacity.
       st.tier = mode == SplitMode::from_set && d.set_size > k.prm.capacity;
