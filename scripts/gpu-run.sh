@@ -66,11 +66,13 @@ fi
 
 if wanted sanitizer; then
   if command -v compute-sanitizer > /dev/null; then
-    # Cuda tests only, without the large random batches (minutes under the tools).
+    # Cuda tests only, without the large random batches (minutes under the
+    # tools); QRITA_TEST_UNDER_TOOL=1 runs the slowest sampler tests smaller
+    # (tests/support_sampling.hpp).
     filter='*Cuda*:-*Random*'
     for tool in memcheck racecheck; do
-      step "compute-sanitizer --tool $tool ($filter)"
-      compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/qrita_tests" \
+      step "compute-sanitizer --tool $tool ($filter, QRITA_TEST_UNDER_TOOL=1)"
+      QRITA_TEST_UNDER_TOOL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/qrita_tests" \
         --gtest_filter="$filter" > "$out/sanitizer-$tool.log" 2>&1
       record "sanitizer-$tool" $?
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/sanitizer-$tool.log" \

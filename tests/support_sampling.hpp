@@ -18,11 +18,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace qtest {
+
+// QRITA_TEST_UNDER_TOOL=1 (scripts/gpu-run.sh sets it for compute-sanitizer,
+// under which a kernel runs orders of magnitude slower): the slowest sampler
+// tests run fewer configurations or draws. Every check that remains applies.
+inline bool under_tool() {
+  const char* s = std::getenv("QRITA_TEST_UNDER_TOOL");
+  return s != nullptr && s[0] == '1';
+}
 
 using qrita::oracle::RowFilters;
 

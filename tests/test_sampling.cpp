@@ -332,11 +332,11 @@ std::vector<Case> chi_square_cases() {
   return cases;
 }
 
-// 20000 draws of one row: 2000 copies with distinct seeds (from a fixed
-// master seed), 10 calls with offsets 0..9.
+// copies x calls draws of one row (20000 by default): copies with distinct
+// seeds (from a fixed master seed), calls with offsets 0, 1, ...
 template <class Exec, class T>
-std::vector<int> device_draws(Case const& c, std::uint64_t master) {
-  const std::int64_t copies = 2000, calls = 10;
+std::vector<int> device_draws(Case const& c, std::uint64_t master, std::int64_t copies = 2000,
+                              std::int64_t calls = 10) {
   SampleBatch b(copies, std::int64_t(c.row.size()));
   for (std::int64_t r = 0; r < copies; ++r) {
     std::copy(c.row.begin(), c.row.end(), b.row(r));
@@ -372,6 +372,20 @@ TYPED_TEST(Sampling, Case33_SampledFrequenciesFitTheDefinition) {
         EXPECT_GT(std::abs(double(c.row[std::size_t(i)]) - r.minp_cut), 1e-6);
     }
     const std::uint64_t seed = master + 1000003u * std::uint64_t(index++);
+    if (qtest::under_tool()) {
+      // Under compute-sanitizer: 200 draws, each of which must be a kept
+      // entry of non-zero probability (too few for the fit).
+      const std::vector<int> few =
+          c.type == 1   ? device_draws<TypeParam, qrita::bfloat16>(c, seed, 200, 1)
+          : c.type == 2 ? device_draws<TypeParam, qrita::float16>(c, seed, 200, 1)
+                        : device_draws<TypeParam, float>(c, seed, 200, 1);
+      for (int t : few) {
+        const auto at = std::find(d.ids.begin(), d.ids.end(), std::int64_t(t));
+        ASSERT_NE(at, d.ids.end()) << c.name << ": token " << t << " is not kept";
+        EXPECT_GT(d.prob[std::size_t(at - d.ids.begin())], 0.0) << c.name << ": token " << t;
+      }
+      continue;
+    }
     const std::vector<int> draws =
         c.type == 1   ? device_draws<TypeParam, qrita::bfloat16>(c, seed)
         : c.type == 2 ? device_draws<TypeParam, qrita::float16>(c, seed)
@@ -486,6 +500,14 @@ TYPED_TEST(Sampling, Case32_TokensAndListsAreBatchInvariant) {
     o.teams_per_row = 3;
     configs.emplace_back("rows split across 3 teams", o);
   }
+  if (qtest::under_tool()) {
+    // Under compute-sanitizer: the default launch and split rows only.
+    std::vector<std::pair<std::string, qrita::Options>> kept;
+    for (auto const& c : configs)
+      if (c.first == "default" || c.first == "rows split across 3 teams") kept.push_back(c);
+    ASSERT_EQ(kept.size(), 2u);
+    configs = kept;
+  }
   const std::vector<std::int64_t> at_a = {0, 1, 60, 61, 118, 17, 119};
   const std::vector<std::int64_t> at_b = {119, 3, 2, 80, 0, 40, 1};
   const SampleBatch big_a = embed(probe, 120, at_a, 1);
@@ -585,7 +607,10 @@ void large_kept_sets_agree() {
       {"buffers of 128", smaller},
       {"buffers of 512, split rows", split},
       {"no truncation", whole}};
-  for (std::uint64_t offset : {0u, 1u, 2u}) {
+  // Under compute-sanitizer, one offset of the three.
+  const std::vector<std::uint64_t> offsets =
+      qtest::under_tool() ? std::vector<std::uint64_t>{0u} : std::vector<std::uint64_t>{0u, 1u, 2u};
+  for (std::uint64_t offset : offsets) {
     for (auto& o : b.offsets) o = offset;
     const std::vector<int> ref_tokens = qtest::run_tokens<Exec, T>(b);
     const Candidates ref_list         = qtest::run_candidates<Exec, T>(b, C);
