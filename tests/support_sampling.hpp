@@ -399,24 +399,32 @@ inline ::testing::AssertionResult check_candidates(SampleBatch const& b, Candida
   return ::testing::AssertionSuccess();
 }
 
-// Whether token t of row r is in the oracle's kept set (-1 for a row
-// without a candidate).
-inline ::testing::AssertionResult check_token(SampleBatch const& b, std::int64_t r, int token) {
-  const auto d = qrita::oracle::kept_distribution(b.row(r), b.vocab, b.effective(r));
+// Whether `token` is an entry of the kept distribution d with a non-zero
+// probability (-1 when d is empty: a row without a candidate). `what`
+// names the row in a failure.
+inline ::testing::AssertionResult check_token_in(qrita::oracle::Distribution const& d,
+                                                 int token, std::string const& what) {
   if (d.ids.empty()) {
     if (token == -1) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "row " << r << " has no candidate but got token "
-                                         << token;
+    return ::testing::AssertionFailure() << what << " has no candidate but got token " << token;
   }
   for (std::size_t j = 0; j < d.ids.size(); ++j)
     if (d.ids[j] == token) {
       if (d.prob[j] > 0.0) return ::testing::AssertionSuccess();
-      return ::testing::AssertionFailure() << "row " << r << ": token " << token
+      return ::testing::AssertionFailure() << what << ": token " << token
                                            << " has probability 0";
     }
-  return ::testing::AssertionFailure() << "row " << r << " (" << describe(b.effective(r))
-                                       << "): token " << token << " is not in the kept set of "
-                                       << d.ids.size();
+  return ::testing::AssertionFailure() << what << ": token " << token
+                                       << " is not in the kept set of " << d.ids.size();
+}
+
+// Whether token t of row r is in the oracle's kept set (-1 for a row
+// without a candidate).
+inline ::testing::AssertionResult check_token(SampleBatch const& b, std::int64_t r, int token) {
+  const auto d = qrita::oracle::kept_distribution(b.row(r), b.vocab, b.effective(r));
+  std::string what = "row " + std::to_string(r);
+  if (!d.ids.empty()) what += " (" + describe(b.effective(r)) + ")";
+  return check_token_in(d, token, what);
 }
 
 }  // namespace qtest
