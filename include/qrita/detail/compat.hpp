@@ -105,6 +105,9 @@ inline void labelled_fence(const char* label) {
 #endif
 }
 
+// Keeps a function out of line (GCC, Clang, nvcc and hipcc).
+#define QRITA_NOINLINE __attribute__((noinline))
+
 // Adds v to a counter in team scratch. On CUDA devices, as a shared-memory
 // reduction: Kokkos' atomic_add on a pointer the compiler cannot place
 // becomes a generic ATOM, much slower than the shared-memory one, and the

@@ -275,15 +275,20 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
     launch_split(space, kernel, plan, full.split, static_cast<char*>(ws.data));
     return;
   }
-  static_assert(sizeof(Kernel) < 4096,
+  // The sampler's unsplit kernel calls the search out of line: measured on
+  // an H100, it is faster so, and the mask's, the list's and the split
+  // kernels are slower (PERFORMANCE.md, 2026-11-24).
+  using Unsplit = MaskKernel<ExecutionSpace, T, M, M == Mode::sample>;
+  const Unsplit unsplit{kernel.logits, kernel.io, kernel.prm, kernel.tables};
+  static_assert(sizeof(Unsplit) < 4096,
                 "qrita: the kernel must fit in a kernel argument (4 KiB)");
   auto policy = light_weight(
-      typename Kernel::policy_type(space, int(plan.league_size), plan.team_size));
+      typename Unsplit::policy_type(space, int(plan.league_size), plan.team_size));
   policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
   const char* label = M == Mode::mask     ? "qrita::sample_mask"
                       : M == Mode::sample ? "qrita::sample_tokens"
                                           : "qrita::candidate_list";
-  Kokkos::parallel_for(label, policy, kernel);
+  Kokkos::parallel_for(label, policy, unsplit);
 }
 
 template <class ExecutionSpace, class T>

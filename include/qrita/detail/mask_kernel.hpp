@@ -155,8 +155,11 @@ struct HeadMass {
 
 // One kernel per execution space, logit type and mode: the sampler's and
 // the list's steps are not compiled into the mask's kernel (whose row
-// passes are the hot loops of every call).
-template <class ExecutionSpace, class T = float, Mode M = Mode::mask>
+// passes are the hot loops of every call). OutOfLineSearch: the pivot
+// search is called out of line instead of inlined at each call site (see
+// search(); launch.hpp sets it for the sampler's unsplit kernel only).
+template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
+          bool OutOfLineSearch = false>
 struct MaskKernel {
   using policy_type = Kokkos::TeamPolicy<
       ExecutionSpace, typename Policy<ExecutionSpace>::launch_bounds>;
@@ -436,11 +439,16 @@ struct MaskKernel {
                                          std::uint32_t boundary_count,
                                          weight_type target, key_type lo,
                                          key_type hi) const {
-    if (prm.binary_search)
-      return pivot_search<1>(team, src, measure, floor, boundary_count, target,
+    if constexpr (OutOfLineSearch) {
+      return pivot_search_out_of_line(prm.binary_search, team, src, measure, floor,
+                                      boundary_count, target, lo, hi);
+    } else {
+      if (prm.binary_search)
+        return pivot_search<1>(team, src, measure, floor, boundary_count, target,
+                               lo, hi);
+      return pivot_search<3>(team, src, measure, floor, boundary_count, target,
                              lo, hi);
-    return pivot_search<3>(team, src, measure, floor, boundary_count, target,
-                           lo, hi);
+    }
   }
 
   // Top-p on the survivors of a top-k cut in `src`: keys above cut.key plus

@@ -26,6 +26,7 @@
 // and ties included.
 
 #include <qrita/detail/candidates.hpp>
+#include <qrita/detail/compat.hpp>
 #include <qrita/detail/keys.hpp>
 #include <qrita/detail/reducers.hpp>
 
@@ -187,6 +188,24 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
   }
   result.passes = -1;  // unreachable while the invariant holds
   return result;
+}
+
+// The same search, kept out of line: one copy per search set and measure
+// instead of one at each of a kernel's dozen call sites. The sampler's
+// unsplit kernel calls this one (MaskKernel's OutOfLineSearch): on an H100
+// that kernel is then a fifth faster, and the others slower
+// (PERFORMANCE.md). A free function, it takes only what it uses: an
+// out-of-line member call on the kernel argument would copy the whole
+// functor to local memory (DESIGN.md, portability notes).
+template <class Member, class Src, class Measure>
+KOKKOS_FUNCTION QRITA_NOINLINE Boundary pivot_search_out_of_line(
+    bool binary, Member const& team, Src const& src, Measure const& measure,
+    key_type floor, std::uint32_t boundary_count, weight_type target, key_type lo,
+    key_type hi) {
+  if (binary)
+    return pivot_search<1>(team, src, measure, floor, boundary_count, target, lo,
+                           hi);
+  return pivot_search<3>(team, src, measure, floor, boundary_count, target, lo, hi);
 }
 
 }  // namespace detail
