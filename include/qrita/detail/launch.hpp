@@ -275,10 +275,13 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
     launch_split(space, kernel, plan, full.split, static_cast<char*>(ws.data));
     return;
   }
-  // The sampler's unsplit kernel calls the search out of line: measured on
-  // an H100, it is faster so, and the mask's, the list's and the split
-  // kernels are slower (PERFORMANCE.md, 2026-11-24).
-  using Unsplit = MaskKernel<ExecutionSpace, T, M, M == Mode::sample>;
+  // The sampler's unsplit kernel calls the search out of line where the
+  // policy says so (CUDA): measured on an H100, it is faster so, and the
+  // mask's, the list's and the split kernels are slower (PERFORMANCE.md,
+  // 2026-11-24).
+  using Unsplit =
+      MaskKernel<ExecutionSpace, T, M,
+                 M == Mode::sample && Policy<ExecutionSpace>::sampler_search_out_of_line>;
   const Unsplit unsplit{kernel.logits, kernel.io, kernel.prm, kernel.tables};
   static_assert(sizeof(Unsplit) < 4096,
                 "qrita: the kernel must fit in a kernel argument (4 KiB)");

@@ -157,7 +157,7 @@ struct HeadMass {
 // the list's steps are not compiled into the mask's kernel (whose row
 // passes are the hot loops of every call). OutOfLineSearch: the pivot
 // search is called out of line instead of inlined at each call site (see
-// search(); launch.hpp sets it for the sampler's unsplit kernel only).
+// search(); launch.hpp sets it for the sampler's unsplit kernel on CUDA).
 template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
           bool OutOfLineSearch = false>
 struct MaskKernel {

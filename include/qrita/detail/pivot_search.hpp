@@ -192,7 +192,8 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
 
 // The same search, kept out of line: one copy per search set and measure
 // instead of one at each of a kernel's dozen call sites. The sampler's
-// unsplit kernel calls this one (MaskKernel's OutOfLineSearch): on an H100
+// unsplit kernel on CUDA calls this one (MaskKernel's OutOfLineSearch,
+// Policy::sampler_search_out_of_line): on an H100
 // that kernel is then a fifth faster, and the others slower
 // (PERFORMANCE.md). A free function, it takes only what it uses: an
 // out-of-line member call on the kernel argument would copy the whole
