@@ -193,11 +193,11 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
 // The same search, kept out of line: one copy per search set and measure
 // instead of one at each of a kernel's dozen call sites. The sampler's
 // unsplit kernel on CUDA calls this one (MaskKernel's OutOfLineSearch,
-// Policy::sampler_search_out_of_line): on an H100
-// that kernel is then a fifth faster, and the others slower
-// (PERFORMANCE.md). A free function, it takes only what it uses: an
-// out-of-line member call on the kernel argument would copy the whole
-// functor to local memory (DESIGN.md, portability notes).
+// Policy::sampler_search_out_of_line): on an H100 that kernel is then a
+// fifth faster, and the others slower (PERFORMANCE.md). A free function,
+// it takes only what it uses: an out-of-line member call on the kernel
+// argument would copy the whole functor to local memory (DESIGN.md,
+// portability notes).
 template <class Member, class Src, class Measure>
 KOKKOS_FUNCTION QRITA_NOINLINE Boundary pivot_search_out_of_line(
     bool binary, Member const& team, Src const& src, Measure const& measure,
