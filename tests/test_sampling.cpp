@@ -556,11 +556,15 @@ TYPED_TEST(Sampling, SeedsAndOffsetsChangeTheDraw) {
 }
 
 // Kept sets larger than every candidate buffer (top-p on randn, uniform and
-// temperature-2 rows: nuclei of thousands of entries), which the sampler
-// and the list cannot gather and so decide by the whole-row fallback
-// (MaskKernel::write_token, write_list). Tokens and lists must be bitwise
-// those of the paths that hold the whole kept set (large buffers) and of
-// the whole-row search (no truncation), split or not.
+// temperature-2 rows: nuclei of thousands of entries). With a workspace the
+// sampler and the list defer such rows to their second kernel, which cuts
+// them on the top-p boundary's buckets and reads the buckets holding the
+// draw's target or the list's first C entries (MaskKernel's Deferred:
+// draw_partial, list_partial); without one, or when those checks fail, the
+// row is searched whole (write_token, write_list). Tokens and lists must be
+// bitwise the same on every path: default buffers, small buffers (the
+// boundary's buckets in a different buffer on different rows), split rows,
+// no workspace, and the whole-row search (no truncation).
 template <class Exec, class T>
 void large_kept_sets_agree() {
   using qrita::synthetic::CounterShape;
@@ -591,11 +595,17 @@ void large_kept_sets_agree() {
   split.teams_per_row  = 3;
   qrita::Options whole;
   whole.sigma_truncation = false;
-  const std::vector<std::pair<std::string, qrita::Options>> configs = {
-      {"buffers of 512", small},
-      {"buffers of 128", smaller},
-      {"buffers of 512, split rows", split},
-      {"no truncation", whole}};
+  struct Config {
+    std::string what;
+    qrita::Options opts;
+    Memory memory;
+  };
+  const std::vector<Config> configs = {
+      {"buffers of 512", small, Memory::workspace},
+      {"buffers of 128", smaller, Memory::workspace},
+      {"buffers of 512, split rows", split, Memory::workspace},
+      {"no workspace", qrita::Options{}, Memory::none},
+      {"no truncation", whole, Memory::workspace}};
   // Under compute-sanitizer, one offset of the three.
   const std::vector<std::uint64_t> offsets =
       qtest::under_tool() ? std::vector<std::uint64_t>{0u} : std::vector<std::uint64_t>{0u, 1u, 2u};
@@ -606,9 +616,9 @@ void large_kept_sets_agree() {
     ASSERT_TRUE(qtest::check_candidates(b, ref_list));
     for (std::int64_t r = 0; r < b.batch; ++r)
       ASSERT_TRUE(qtest::check_token(b, r, ref_tokens[std::size_t(r)])) << "row " << r;
-    for (auto const& [what, opts] : configs) {
-      const std::vector<int> tokens = qtest::run_tokens<Exec, T>(b, opts);
-      const Candidates list         = qtest::run_candidates<Exec, T>(b, C, opts);
+    for (auto const& [what, opts, memory] : configs) {
+      const std::vector<int> tokens = qtest::run_tokens<Exec, T>(b, opts, memory);
+      const Candidates list         = qtest::run_candidates<Exec, T>(b, C, opts, memory);
       for (std::int64_t r = 0; r < b.batch; ++r) {
         const std::string at = std::string(qtest::type_name<T>()) + ", " + what + ", row " +
                                std::to_string(r) + " (" + qtest::describe(b.filters[std::size_t(r)]) +

@@ -13,10 +13,13 @@
 // nothing and never synchronise the host, so a serving engine can capture
 // them in a CUDA graph. Calls without one allocate nothing either, but use
 // on-chip candidates only: a row whose boundary set does not fit on chip is
-// then searched whole (same answer, more reads). qrita::plan(...)
-// .workspace_bytes says how large a workspace is (host backends have a
-// tier too, and never split rows); it is 0 with Options::tier_capacity = 0
-// or where a row fits on chip.
+// then searched whole (same answer, more reads), and so is a sampler's or
+// list's row whose top-p set is larger than the tiers (with a workspace, a
+// second kernel finishes those in three reads). qrita::plan(...)
+// .workspace_bytes says how large a workspace is: the tier (none on host
+// backends unless Options::tier_capacity asks; none where a row fits on
+// chip), the state of split rows (GPUs, small batches), and a byte per row
+// for the sampler's and the list's deferred rows.
 
 #include <qrita/detail/launch.hpp>
 #include <qrita/options.hpp>

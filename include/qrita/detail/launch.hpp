@@ -178,6 +178,9 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   plan.split_team_size = full.split.team_size;
   if (full.split.rows > 0)
     plan.workspace_bytes = split_layout(plan, full.split).bytes;
+  // A byte per row at the end: the sampler's and the list's deferred rows
+  // (MaskKernel::deferred_flag).
+  plan.workspace_bytes += std::size_t(batch);
   return full;
 }
 
@@ -204,6 +207,29 @@ struct Call {
   Mode mode               = Mode::mask;
   RowIO io;
 };
+
+// The sampler's and the list's second kernel (MaskKernel's Deferred): the
+// rows the first deferred, one team each. A call with a workspace always
+// launches it (whether a row was deferred is known on the device only);
+// teams without a flagged row return after reading their rows' flags.
+template <class ExecutionSpace, class T, Mode M>
+void launch_deferred(ExecutionSpace const& space,
+                     MaskKernel<ExecutionSpace, T, M> const& kernel,
+                     LaunchPlan const& plan) {
+  if constexpr (M != Mode::mask) {
+    using Second = MaskKernel<ExecutionSpace, T, M, true>;
+    if (kernel.prm.deferred_end == nullptr) return;
+    const Second second{kernel.logits, kernel.io, kernel.prm, kernel.tables};
+    auto policy = light_weight(
+        typename Second::policy_type(space, int(plan.league_size), plan.team_size));
+    policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
+    Kokkos::parallel_for(M == Mode::sample ? "qrita::sample_tokens_deferred"
+                                           : "qrita::candidate_list_deferred",
+                         policy, second);
+  } else {
+    (void)space, (void)kernel, (void)plan;
+  }
+}
 
 // The three launches of a split call (split_kernel.hpp), in order on `space`.
 template <class ExecutionSpace, class T, Mode M>
@@ -268,11 +294,14 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
     prm.tier_values  = static_cast<float*>(ws.data);
     prm.tier_columns = reinterpret_cast<int*>(static_cast<char*>(ws.data) + n * sizeof(float));
   }
+  if (M != Mode::mask && ws.given && ws.bytes > 0)
+    prm.deferred_end = static_cast<std::uint8_t*>(ws.data) + ws.bytes;
 
   // Rows split across teams, except with min-p (whose count the deciding
   // team would have to take alone).
   if (plan.teams_per_row > 1 && call.io.min_p == nullptr) {
     launch_split(space, kernel, plan, full.split, static_cast<char*>(ws.data));
+    launch_deferred(space, kernel, plan);
     return;
   }
   // The sampler's unsplit kernel calls the search out of line where the
@@ -292,6 +321,7 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
                       : M == Mode::sample ? "qrita::sample_tokens"
                                           : "qrita::candidate_list";
   Kokkos::parallel_for(label, policy, unsplit);
+  launch_deferred(space, kernel, plan);
 }
 
 template <class ExecutionSpace, class T>

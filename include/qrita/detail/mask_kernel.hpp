@@ -90,6 +90,10 @@ struct KernelParams {
   float weight_scale        = 0;  // 2^F, see weight_fraction_bits
   float* tier_values        = nullptr;  // tier_capacity per team, by league rank
   int* tier_columns         = nullptr;
+  // The sampler's and the list's deferred rows (nullptr: none): row r's
+  // flag is deferred_end[-1 - r], the workspace's last bytes (see
+  // deferred_flag).
+  std::uint8_t* deferred_end = nullptr;
 };
 
 // Smallest integer weight >= p * S (at least 1): the top-p target.
@@ -138,12 +142,24 @@ struct Decision {
   Write write = Write::none;
   int set_size = 0;    // gathered entries the write uses
   bool drawn = false;  // cut's last kept entry is the drawn token
+  // The sampler and the list on a top-p survivor set larger than the
+  // tiers: the cut was searched on the boundary's buckets alone, which the
+  // set holds, and the kept entries above them are known by their exact
+  // weight and count (see draw_partial and list_partial).
+  bool partial              = false;
+  weight_type above_mass    = 0;  // kept entries above the set's buckets
+  std::uint32_t above_count = 0;
+  std::uint32_t outliers    = 0;  // the first read's outliers (above t)
+  double head               = 0;  // and their exact weight
 };
 
 // The buckets a miss gathers, and the entries above them.
 struct BucketPlan {
   BucketRange range;
   std::uint32_t above = 0;
+  bool partial = false;        // see Decision::partial
+  std::uint32_t outliers = 0;  // (for a partial decision)
+  double head = 0;
 };
 
 // The outliers' softmax mass, for a top-p-only row (see try_outliers).
@@ -155,12 +171,23 @@ struct HeadMass {
 
 // One kernel per execution space, logit type and mode: the sampler's and
 // the list's steps are not compiled into the mask's kernel (whose row
-// passes are the hot loops of every call). OutOfLineSearch: the pivot
-// search is called out of line instead of inlined at each call site (see
-// search(); launch.hpp sets it for the sampler's unsplit kernel on CUDA).
+// passes are the hot loops of every call).
+//
+// OutOfLineSearch: the pivot search is called out of line instead of
+// inlined at each call site (see search(); launch.hpp sets it for the
+// sampler's unsplit kernel on CUDA).
+//
+// Deferred: the sampler's and the list's second kernel, which takes only
+// the rows the first one deferred: top-p survivor sets larger than the
+// candidate tiers, finished by a third read (draw_partial, list_partial).
+// That code lives in its own kernel so that it costs the common rows
+// nothing (compiled into the first kernel, it made every other sampler
+// and list row 1.1-3x slower on an H100: docs/PERFORMANCE.md).
 template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
-          bool OutOfLineSearch = false>
+          bool OutOfLineSearch = false, bool Deferred = false>
 struct MaskKernel {
+  static_assert(!Deferred || M != Mode::mask,
+                "qrita: only the sampler and the list defer rows");
   using policy_type = Kokkos::TeamPolicy<
       ExecutionSpace, typename Policy<ExecutionSpace>::launch_bounds>;
   using member_type   = typename policy_type::member_type;
@@ -211,8 +238,29 @@ struct MaskKernel {
     s.result = shared.data() + 1;
     for (std::int64_t r = team.league_rank(); r < prm.batch;
          r += team.league_size()) {
-      mask_row(team, r, s);
+      if constexpr (Deferred) {
+        if (deferred_flag(r) == 0) continue;  // the first kernel finished it
+        mask_row(team, r, s);
+        team.team_barrier();  // every thread has read the flag
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { deferred_flag(r) = 0; });
+      } else {
+        mask_row(team, r, s);
+      }
     }
+  }
+
+  // Row r's deferral flag: set by the first kernel, cleared by the second,
+  // so the workspace's flags are all 0 between calls. Counted from the
+  // workspace's end, so that a row's flag is the same byte whatever the
+  // call's batch, and never within the tier or split state of a call the
+  // workspace was made for.
+  KOKKOS_INLINE_FUNCTION std::uint8_t& deferred_flag(std::int64_t r) const {
+    return prm.deferred_end[-1 - r];
+  }
+
+  // The first kernel leaves row r to the second.
+  KOKKOS_INLINE_FUNCTION void defer(member_type const& team, std::int64_t r) const {
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { deferred_flag(r) = 1; });
   }
 
   // ---------------------------------------------------------------- a row
@@ -241,12 +289,13 @@ struct MaskKernel {
       case Next::second_read: second_read(team, row, f, map, scan, plan, s, d, st); break;
       case Next::whole_row: d = decide_whole_row(team, row, f, scan, st); break;
       case Next::write: break;
+      case Next::defer: return defer(team, r);
     }
     if constexpr (M == Mode::mask) {
       write_mask(team, row, d, s);
       record(team, r, st);
     } else {
-      finish_row(team, r, row, f, scan, d, s);
+      finish_row(team, r, row, f, scan, map, d, s);
     }
   }
 
@@ -272,12 +321,12 @@ struct MaskKernel {
   // The sampler's or the list's last step, once the row is decided.
   KOKKOS_INLINE_FUNCTION void finish_row(member_type const& team, std::int64_t r,
                                          const T* row, Filters const& f,
-                                         RowScan const& scan, Decision const& d,
-                                         Scratch const& s) const {
+                                         RowScan const& scan, BucketMap const& map,
+                                         Decision const& d, Scratch const& s) const {
     if constexpr (M == Mode::sample)
-      write_token(team, r, row, f, scan, d, s);
+      write_token(team, r, row, f, scan, map, d, s);
     else if constexpr (M == Mode::candidates)
-      write_list(team, r, row, f, scan, d, s);
+      write_list(team, r, row, f, scan, map, d, s);
   }
 
   // The row's filters (RowIO) after the definition's special cases
@@ -553,10 +602,11 @@ struct MaskKernel {
   }
 
   // What a row needs after its first read and the decisions that read
-  // allows: nothing but the write, the second read of a miss, or the
-  // whole-row search. The split path (split_kernel.hpp) takes the same
-  // decisions, then spreads the second read over its teams.
-  enum class Next : std::int8_t { write, second_read, whole_row };
+  // allows: nothing but the write, the second read of a miss, the
+  // whole-row search, or (the sampler's and the list's first kernel) the
+  // second kernel: see plan_buckets. The split path (split_kernel.hpp)
+  // takes the same decisions, then spreads the second read over its teams.
+  enum class Next : std::int8_t { write, second_read, whole_row, defer };
 
   KOKKOS_INLINE_FUNCTION Next decide_after_scan(member_type const& team, Filters& f,
                                                 Threshold const& th,
@@ -590,6 +640,8 @@ struct MaskKernel {
       return Next::write;
     if (th.valid() && plan_buckets(team, f, map, scan, outliers, head, s, plan))
       return Next::second_read;
+    if constexpr (!Deferred && M != Mode::mask)
+      if (plan.partial) return Next::defer;
     return Next::whole_row;
   }
 
@@ -661,13 +713,28 @@ struct MaskKernel {
     }
     // The sampler and the list need every survivor in the set: the
     // range then reaches the top (a draw needs only its target's buckets).
-    if (M != Mode::mask && !f.draw) range.hi = nb;
-    const RangeCounts counts =
-        count_range(team, s.hist, nb, std::uint32_t(outliers), range);
-    if (counts.inside > std::uint32_t(s.set.capacity()) || counts.inside == 0)
-      return false;
-    plan.range = range;
-    plan.above = counts.above;
+    // A top-p survivor set larger than the tiers is decided on the
+    // boundary's own buckets instead, as the mask does, and finished by a
+    // third read (Decision::partial). The first kernel defers such a row
+    // (plan.partial, false) to the second, which plans it so.
+    const std::uint32_t cap = std::uint32_t(s.set.capacity());
+    RangeCounts counts;
+    if (M != Mode::mask && !f.draw) {
+      BucketRange survivors = range;
+      survivors.hi          = nb;
+      counts = count_range(team, s.hist, nb, std::uint32_t(outliers), survivors);
+      plan.partial = counts.inside > cap && !f.topk && head.known &&
+                     prm.deferred_end != nullptr;
+      if (!plan.partial) range = survivors;
+      else if (!Deferred) return false;
+    }
+    if (M == Mode::mask || f.draw || plan.partial)
+      counts = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
+    if (counts.inside > cap || counts.inside == 0) return false;
+    plan.range    = range;
+    plan.above    = counts.above;
+    plan.outliers = std::uint32_t(outliers);
+    plan.head     = head.head;
     return true;
   }
 
@@ -711,6 +778,13 @@ struct MaskKernel {
     d.cut      = cut;
     d.write    = Write::gathered;
     d.set_size = n;
+    if (Deferred && plan.partial) {
+      d.partial     = true;
+      d.above_mass  = exact.above;
+      d.above_count = plan.above;
+      d.outliers    = plan.outliers;
+      d.head        = plan.head;
+    }
   }
 
   // The whole-row search: the paper's ablation without truncation, and the
@@ -791,7 +865,8 @@ struct MaskKernel {
 
   // Whether every kept entry of decision d is in the gathered set.
   KOKKOS_INLINE_FUNCTION static bool kept_in_set(Decision const& d) {
-    return d.write == Write::from_set || d.write == Write::gathered;
+    return !(Deferred && d.partial) &&
+           (d.write == Write::from_set || d.write == Write::gathered);
   }
 
   // Gathers exactly the kept set of `cut` (keys above it, and the first
@@ -843,8 +918,8 @@ struct MaskKernel {
   // search keeps.
   KOKKOS_INLINE_FUNCTION void write_token(member_type const& team, std::int64_t r,
                                           const T* row, Filters const& f,
-                                          RowScan const& scan, Decision d,
-                                          Scratch const& s) const {
+                                          RowScan const& scan, BucketMap const& map,
+                                          Decision d, Scratch const& s) const {
     int token = -1;
     if (scan.candidates > 0) {
       const MassMeasure mass = mass_of(scan, f);
@@ -857,6 +932,9 @@ struct MaskKernel {
         const weight_type unit = mass.unit(cut.key);
         const weight_type t    = mul_high_64(f.u, unit * cut.keep) + 1;
         token                  = int((t + unit - 1) / unit) - 1;
+      } else if (Deferred && d.partial &&
+                 draw_partial(team, row, f, scan, map, d, s, token)) {
+        // Drawn from the buckets that hold the target (a third read).
       } else if (kept_in_set(d) || gather_kept(team, row, cut, s, d)) {
         const Source src = s.set.source(d.set_size);
         const weight_type W =
@@ -915,12 +993,134 @@ struct MaskKernel {
     return sum;
   }
 
+  // ------------------------------------------- partial decisions: read 3
+  //
+  // A top-p survivor set larger than the tiers (Decision::partial) is cut
+  // as the mask cuts it: the second read gathers the boundary's buckets
+  // and sums the exact weight above them. That gives the kept set's exact
+  // weight W and size K; a third read then gathers only the buckets the
+  // sampler's target or the list's first C entries lie in, found with the
+  // first read's histogram. Three reads in all, instead of a pivot search
+  // over the row; exact either way: the gathered buckets are checked to
+  // hold the answer with exact integers, and when they do not (the
+  // histogram's mass bounds are approximate) the row is searched whole.
+
+  // K and W of a partial decision: the set's kept entries and those above.
+  KOKKOS_INLINE_FUNCTION KeptSum partial_kept(member_type const& team, Decision const& d,
+                                              Scratch const& s,
+                                              MassMeasure const& mass) const {
+    KeptSum kept = kept_sum(team, s.set.source(d.set_size), mass, d.cut);
+    kept.mass += d.above_mass;
+    kept.count += d.above_count;
+    return kept;
+  }
+
+  // The third read: gathers the buckets `range` into the set (the row is
+  // not written) and sums the exact weight above them. Returns the
+  // entries gathered, or -1 when none or more than the set holds.
+  KOKKOS_INLINE_FUNCTION int third_read(member_type const& team, const T* row,
+                                        BucketMap const& map, BucketRange range,
+                                        std::uint32_t outliers, Scratch const& s,
+                                        MassMeasure const& mass,
+                                        RangeMass& exact) const {
+    const RangeCounts counts = count_range(team, s.hist, map.nb, outliers, range);
+    if (counts.inside == 0 || counts.inside > std::uint32_t(s.set.capacity())) return -1;
+    team.team_barrier();
+    s.set.reset(team);
+    team.team_barrier();
+    // (write = false: nothing is stored through the pointer.)
+    exact = gather_range(team, const_cast<T*>(row), prm.vocab, map, range, s.set,
+                         true, mass, false);
+    team.team_barrier();
+    const int n = *s.set.counter;
+    team.team_barrier();
+    return n;
+  }
+
+  // How many of the cut's group a third read's set counts: all `keep` when
+  // the cut's bucket is in the range (the group is then in the set), none
+  // when the range lies above it. (A range below it holds no kept entry.)
+  KOKKOS_INLINE_FUNCTION static std::uint32_t cut_copies(BucketMap const& map,
+                                                         BucketRange range,
+                                                         Boundary const& cut) {
+    const int b = map.index(key_value(cut.key));
+    return b >= range.lo && b <= range.hi ? cut.keep : 0u;
+  }
+
+  // sample_tokens on a partial decision. false when the buckets read miss
+  // the target or do not fit the set.
+  KOKKOS_INLINE_FUNCTION bool draw_partial(member_type const& team, const T* row,
+                                           Filters const& f, RowScan const& scan,
+                                           BucketMap const& map, Decision const& d,
+                                           Scratch const& s, int& token) const {
+    if (s.hist == nullptr) return false;
+    const MassMeasure mass   = mass_of(scan, f);
+    const weight_type W      = partial_kept(team, d, s, mass).mass;
+    const weight_type target = mul_high_64(f.u, W) + 1;
+    // The target is exact; the slack covers the histogram's rounding.
+    const double slack = 1e-6 * double(W) + 4.0 * double(prm.vocab) + 4.0;
+    const BucketRange range =
+        topp_range(team, s.hist, map, d.head, double(target) - slack,
+                   double(target) + slack, key_value(scan.max_key), prm.weight_scale,
+                   f.inv_t, s.result);
+    RangeMass exact;
+    const int n = third_read(team, row, map, range, d.outliers, s, mass, exact);
+    if (n < 0) return false;
+    const Boundary cut         = d.cut;
+    const std::uint32_t copies = cut_copies(map, range, cut);
+    const Source src           = s.set.source(n);
+    const weight_type inside   = sum_above(team, src, mass, cut.key) + mass.unit(cut.key) * copies;
+    // Above the range: kept entries of exact weight exact.above (when the
+    // range reaches the cut's bucket; otherwise inside is 0).
+    if (!(target > exact.above && target - exact.above <= inside)) return false;
+    const Boundary b = search(team, src, mass, cut.key, copies, target - exact.above,
+                              key_type(cut.key - 1), scan.max_key);
+    token = tie_column_bound(team, s.set, n, b.key, b.keep, prm.vocab);
+    return true;
+  }
+
+  // candidate_list on a partial decision: the buckets from where the
+  // histogram's exact counts from the top reach C. false when they do not
+  // fit the set (or the list is not shorter than K).
+  KOKKOS_INLINE_FUNCTION bool list_partial(member_type const& team, std::int64_t r,
+                                           const T* row, Filters const& f,
+                                           RowScan const& scan, BucketMap const& map,
+                                           Decision const& d, Scratch const& s,
+                                           MassMeasure const& mass, KeptSum& kept,
+                                           int& listed) const {
+    if (s.hist == nullptr) return false;
+    const int C = io.list_size;
+    kept        = partial_kept(team, d, s, mass);
+    listed      = 0;
+    if (C == 0) return true;
+    if (kept.count <= std::uint32_t(C)) return false;
+    const std::uint32_t* hist = s.hist;
+    BucketRange range;
+    range.hi = map.nb;
+    range.lo = suffix_crossing<std::uint32_t>(
+        team, map.nb, d.outliers, [&](int b) { return hist[b]; }, std::uint32_t(C),
+        s.result);
+    if (range.lo < 0) return false;
+    RangeMass exact;
+    const int n = third_read(team, row, map, range, d.outliers, s, mass, exact);
+    if (n < 0) return false;
+    const Boundary cut         = d.cut;
+    const std::uint32_t copies = cut_copies(map, range, cut);
+    const Source src           = s.set.source(n);
+    // The range reaches the top: the set's kept entries are the first ones.
+    if (sum_above(team, src, CountMeasure{}, cut.key) + copies < weight_type(C)) return false;
+    const Boundary list_cut = search(team, src, CountMeasure{}, cut.key, copies,
+                                     weight_type(C), key_type(cut.key - 1), scan.max_key);
+    listed = list_entries(team, r, s, n, list_cut, mass, kept, f);
+    return true;
+  }
+
   // candidate_list: the first min(C, K) kept entries in order, with their
   // probabilities under the kept set's weights, and K.
   KOKKOS_INLINE_FUNCTION void write_list(member_type const& team, std::int64_t r,
                                          const T* row, Filters const& f,
-                                         RowScan const& scan, Decision d,
-                                         Scratch const& s) const {
+                                         RowScan const& scan, BucketMap const& map,
+                                         Decision d, Scratch const& s) const {
     const int C = io.list_size;
     int listed  = 0;
     KeptSum kept{0, 0};
@@ -942,30 +1142,33 @@ struct MaskKernel {
             io.logprobs[r * io.logprobs_row + j * io.logprobs_slot] = float(-log_d(double(d.cut.keep)));
         });
         listed = n;
+      } else if (Deferred && d.partial &&
+                 list_partial(team, r, row, f, scan, map, d, s, mass, kept, listed)) {
+        // Listed from the buckets that hold its first C entries (a third read).
       } else {
-      bool in_set            = kept_in_set(d) || gather_kept(team, row, d.cut, s, d);
-      if (f.list_all) {
-        // d is the row's top C: the probabilities are the whole row's.
-        kept = kept_sum(team, RowSource<T>{row, prm.vocab}, mass,
-                        Boundary{neg_inf_key, 0, 0, 0});
-      } else if (in_set) {
-        kept = kept_sum(team, s.set.source(d.set_size), mass, d.cut);
-        if (kept.count > std::uint32_t(C) && C > 0)
-          list_cut = search(team, s.set.source(d.set_size), CountMeasure{}, d.cut.key,
-                            d.cut.keep, weight_type(C), key_type(d.cut.key - 1),
-                            scan.max_key);
-      } else {
-        // More kept entries than the tiers hold: the list's cut over the
-        // row, then exactly the listed entries gathered.
-        const RowSource<T> src{row, prm.vocab};
-        kept = kept_sum(team, src, mass, d.cut);
-        if (C > 0) {
-          list_cut = search(team, src, CountMeasure{}, d.cut.key, d.cut.keep,
-                            weight_type(C), key_type(d.cut.key - 1), scan.max_key);
-          in_set = gather_kept(team, row, list_cut, s, d);
+        bool in_set            = kept_in_set(d) || gather_kept(team, row, d.cut, s, d);
+        if (f.list_all) {
+          // d is the row's top C: the probabilities are the whole row's.
+          kept = kept_sum(team, RowSource<T>{row, prm.vocab}, mass,
+                          Boundary{neg_inf_key, 0, 0, 0});
+        } else if (in_set) {
+          kept = kept_sum(team, s.set.source(d.set_size), mass, d.cut);
+          if (kept.count > std::uint32_t(C) && C > 0)
+            list_cut = search(team, s.set.source(d.set_size), CountMeasure{}, d.cut.key,
+                              d.cut.keep, weight_type(C), key_type(d.cut.key - 1),
+                              scan.max_key);
+        } else {
+          // More kept entries than the tiers hold: the list's cut over the
+          // row, then exactly the listed entries gathered.
+          const RowSource<T> src{row, prm.vocab};
+          kept = kept_sum(team, src, mass, d.cut);
+          if (C > 0) {
+            list_cut = search(team, src, CountMeasure{}, d.cut.key, d.cut.keep,
+                              weight_type(C), key_type(d.cut.key - 1), scan.max_key);
+            in_set = gather_kept(team, row, list_cut, s, d);
+          }
         }
-      }
-      if (in_set && C > 0) listed = list_entries(team, r, s, d.set_size, list_cut, mass, kept, f);
+        if (in_set && C > 0) listed = list_entries(team, r, s, d.set_size, list_cut, mass, kept, f);
       }
     }
     // Past the list: id -1, probability 0, log-probability -inf.

@@ -26,7 +26,8 @@
 // candidate capacity), so a row gets bitwise the same mask whether it is
 // split or not, whichever team decides. Rows that need the whole-row
 // search, or an ordered scan of a tie group, are finished by the deciding
-// team alone (rare; same answer, slower).
+// team alone (rare; same answer, slower); rows the sampler or the list
+// defer (MaskKernel's Deferred) are left to its second kernel, unsplit.
 
 #include <qrita/detail/mask_kernel.hpp>
 
@@ -293,6 +294,11 @@ struct SplitKernel {
       bool finish = false;
       switch (k.decide_after_scan(team, f, th, map, scan, outliers, s, d, plan, st)) {
         case Kernel::Next::second_read: mode = SplitMode::gather; break;
+        case Kernel::Next::defer:
+          // The sampler's or the list's second kernel takes the row whole.
+          k.defer(team, r);
+          mode = SplitMode::none;
+          break;
         case Kernel::Next::whole_row:
           d = k.decide_whole_row(team, row, f, scan, st);
           if (mask) k.write_mask(team, row, d, s);
@@ -312,7 +318,7 @@ struct SplitKernel {
           break;
       }
       if constexpr (!mask) {
-        if (finish) k.finish_row(team, r, row, f, scan, d, s);
+        if (finish) k.finish_row(team, r, row, f, scan, map, d, s);
       }
       // As unsplit: whether the searched set went past on-chip capacity.
       st.tier = mode == SplitMode::from_set && d.set_size > k.prm.capacity;
@@ -380,7 +386,7 @@ struct SplitKernel {
     st.tier = n > k.prm.capacity;
     if constexpr (M != Mode::mask) {
       // The sampler or the list: finished here; split_write only clears.
-      k.finish_row(team, r, row_of(r), sr.f, sr.scan, d, s);
+      k.finish_row(team, r, row_of(r), sr.f, sr.scan, sr.map, d, s);
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.mode = SplitMode::none; });
       return;
