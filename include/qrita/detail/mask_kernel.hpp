@@ -716,25 +716,27 @@ struct MaskKernel {
     // A top-p survivor set larger than the tiers is decided on the
     // boundary's own buckets instead, as the mask does, and finished by a
     // third read (Decision::partial). The first kernel defers such a row
-    // (plan.partial, false) to the second, which plans it so.
+    // (plan.partial, false) to the second, which plans it so. (One
+    // count_range in the first kernel: a second one there kept the split
+    // path's decide from being inlined.)
+    const int boundary_hi = range.hi;
+    if (M != Mode::mask && !f.draw) range.hi = nb;
     const std::uint32_t cap = std::uint32_t(s.set.capacity());
-    RangeCounts counts;
-    if (M != Mode::mask && !f.draw) {
-      BucketRange survivors = range;
-      survivors.hi          = nb;
-      counts = count_range(team, s.hist, nb, std::uint32_t(outliers), survivors);
-      plan.partial = counts.inside > cap && !f.topk && head.known &&
-                     prm.deferred_end != nullptr;
-      if (!plan.partial) range = survivors;
-      else if (!Deferred) return false;
+    RangeCounts counts = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
+    if (M != Mode::mask && !f.draw && counts.inside > cap && !f.topk && head.known &&
+        prm.deferred_end != nullptr) {
+      plan.partial = true;
+      if constexpr (!Deferred) return false;
+      range.hi = boundary_hi;
+      counts   = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
     }
-    if (M == Mode::mask || f.draw || plan.partial)
-      counts = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
     if (counts.inside > cap || counts.inside == 0) return false;
-    plan.range    = range;
-    plan.above    = counts.above;
-    plan.outliers = std::uint32_t(outliers);
-    plan.head     = head.head;
+    plan.range = range;
+    plan.above = counts.above;
+    if constexpr (Deferred) {
+      plan.outliers = std::uint32_t(outliers);
+      plan.head     = head.head;
+    }
     return true;
   }
 
