@@ -1,7 +1,8 @@
 // What Kokkos Tools see of a call: one kernel labelled qrita::sample_mask
 // (qrita::sample_tokens, qrita::candidate_list for the sampling calls; the
-// three qrita::split_* launches for a split row) inside one balanced region
-// named after the call (also when the call throws);
+// three qrita::split_* launches for a split row; a sampling call with p
+// values and a workspace adds its second kernel, qrita::*_deferred) inside
+// one balanced region named after the call (also when the call throws);
 // with a qrita::Workspace, no allocation of qrita's own and no fence inside
 // a call (so it can be captured in a CUDA graph). Allocations Kokkos makes
 // for itself (labels not starting with "qrita") are counted apart: Kokkos 4
@@ -170,9 +171,9 @@ TYPED_TEST(Profiling, OneLabelledKernelNoAllocationBalancedRegions) {
 // The SamplingParams calls: sample_mask (float and bf16 logits, with stats),
 // sample_tokens and candidate_list, with and without min-p (a min-p row is
 // never split across teams). With a workspace: one labelled kernel (or the
-// three split launches), and for the sampler and the list their second
-// kernel, per call inside one region named after the call, no allocation of
-// qrita's own and no fence inside a call.
+// three split launches), and for the sampler and the list given p values
+// their second kernel, per call inside one region named after the call, no
+// allocation of qrita's own and no fence inside a call.
 TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   using mem = typename TypeParam::memory_space;
   const std::size_t batch = 16, vocab = 20000, C = 32;
@@ -198,6 +199,8 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   params.p = with_min_p.p = p;
   params.temperature = with_min_p.temperature = t;
   with_min_p.min_p = min_p;
+  qrita::SamplingParams<mem> top_k;  // no p: no second kernel
+  top_k.k = k;
   Kokkos::View<std::uint64_t*, mem> seeds("seeds", batch), offsets("offsets", batch);
   Kokkos::View<int*, mem> tokens("tokens", batch), counts("counts", batch);
   Kokkos::View<int**, Kokkos::LayoutRight, mem> ids("ids", batch, C);
@@ -213,7 +216,10 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   // Each call once and its expected launches; `split`: may it be split.
   const bool splits = qrita::plan(space, batch, vocab, opts).teams_per_row > 1;
   std::vector<std::string> regions, kernels;
-  const auto call = [&](const char* name, bool split, auto const& f) {
+  // `second`: the sampler's and the list's second kernel (top-p rows too
+  // wide for the tiers), launched by every such call with a workspace and
+  // p values, and by no other.
+  const auto call = [&](const char* name, bool split, auto const& f, bool second = true) {
     f();
     regions.emplace_back(name);
     if (splits && split)
@@ -221,9 +227,8 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
                      {"qrita::split_scan", "qrita::split_gather", "qrita::split_write"});
     else
       kernels.emplace_back(name);
-    // The sampler's and the list's second kernel (rows too wide for the
-    // tiers), launched by every call with a workspace.
-    if (std::string(name) != "qrita::sample_mask") kernels.emplace_back(std::string(name) + "_deferred");
+    if (second && std::string(name) != "qrita::sample_mask")
+      kernels.emplace_back(std::string(name) + "_deferred");
   };
   const auto all_calls = [&]() {
     call("qrita::sample_mask", true,
@@ -242,6 +247,10 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
     call("qrita::candidate_list", false, [&] {
       qrita::candidate_list(space, half, with_min_p, ids, no_probs, no_probs, counts, opts, ws);
     });
+    call(
+        "qrita::sample_tokens", true,
+        [&] { qrita::sample_tokens(space, logits, top_k, seeds, offsets, tokens, opts, ws); },
+        false);
   };
   all_calls();  // sizes the team scratch once
   space.fence();

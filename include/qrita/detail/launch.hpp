@@ -209,17 +209,18 @@ struct Call {
 };
 
 // The sampler's and the list's second kernel (MaskKernel's Deferred): the
-// rows the first deferred, one team each. A call with a workspace always
-// launches it (whether a row was deferred is known on the device only);
-// teams without a flagged row return after reading their rows' flags.
+// rows the first deferred, one team each. A call that can defer rows (see
+// launch_mode) always launches it, since whether a row was deferred is
+// known on the device only; teams without a flagged row return after
+// reading their rows' flags.
 template <class ExecutionSpace, class T, Mode M>
 void launch_deferred(ExecutionSpace const& space,
                      MaskKernel<ExecutionSpace, T, M> const& kernel,
                      LaunchPlan const& plan) {
   if constexpr (M != Mode::mask) {
-    using Second = MaskKernel<ExecutionSpace, T, M, true>;
+    using Second = MaskKernel<ExecutionSpace, T, M, false, true>;
     if (kernel.prm.deferred_end == nullptr) return;
-    const Second second{kernel.logits, kernel.io, kernel.prm, kernel.tables};
+    const Second second = Second::from(kernel);
     auto policy = light_weight(
         typename Second::policy_type(space, int(plan.league_size), plan.team_size));
     policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
@@ -294,7 +295,12 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
     prm.tier_values  = static_cast<float*>(ws.data);
     prm.tier_columns = reinterpret_cast<int*>(static_cast<char*>(ws.data) + n * sizeof(float));
   }
-  if (M != Mode::mask && ws.given && ws.bytes > 0)
+  // The sampler's and the list's deferred rows: only top-p rows whose
+  // truncation missed can be deferred (MaskKernel::plan_buckets), so a call
+  // without p values, without truncation or without a histogram has no
+  // second kernel to launch.
+  if (M != Mode::mask && ws.given && ws.bytes > 0 && call.io.p != nullptr &&
+      prm.truncation && prm.buckets > 1)
     prm.deferred_end = static_cast<std::uint8_t*>(ws.data) + ws.bytes;
 
   // Rows split across teams, except with min-p (whose count the deciding
@@ -311,7 +317,7 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
   using Unsplit =
       MaskKernel<ExecutionSpace, T, M,
                  M == Mode::sample && Policy<ExecutionSpace>::sampler_search_out_of_line>;
-  const Unsplit unsplit{kernel.logits, kernel.io, kernel.prm, kernel.tables};
+  const Unsplit unsplit = Unsplit::from(kernel);
   static_assert(sizeof(Unsplit) < 4096,
                 "qrita: the kernel must fit in a kernel argument (4 KiB)");
   auto policy = light_weight(

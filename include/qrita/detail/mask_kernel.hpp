@@ -204,6 +204,14 @@ struct MaskKernel {
   KernelParams prm;
   SigmaTables tables;
 
+  // The same call's kernel in another variant (OutOfLineSearch, Deferred):
+  // every member above, copied. (The one place that lists them: a member
+  // added above must be added here.)
+  template <bool O, bool D>
+  static MaskKernel from(MaskKernel<ExecutionSpace, T, M, O, D> const& k) {
+    return MaskKernel{k.logits, k.io, k.prm, k.tables};
+  }
+
   // Team scratch: candidate values and columns, histogram, shared ints.
   static std::size_t scratch_bytes(int capacity, int buckets) {
     return scratch_view<float>::shmem_size(std::size_t(capacity)) +
@@ -240,13 +248,39 @@ struct MaskKernel {
          r += team.league_size()) {
       if constexpr (Deferred) {
         if (deferred_flag(r) == 0) continue;  // the first kernel finished it
-        mask_row(team, r, s);
-        team.team_barrier();  // every thread has read the flag
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { deferred_flag(r) = 0; });
+        if constexpr (Policy<ExecutionSpace>::deferred_out_of_line) {
+          // The row's work runs on a copy of the kernel made here, for
+          // this row only (see finish_deferred_out_of_line).
+          const MaskKernel k(*this);
+          k.finish_deferred_out_of_line(team, r, s);
+        } else {
+          finish_deferred(team, r, s);
+        }
       } else {
         mask_row(team, r, s);
       }
     }
+  }
+
+  // The second kernel's work on a deferred row; it clears the row's flag.
+  KOKKOS_INLINE_FUNCTION void finish_deferred(member_type const& team, std::int64_t r,
+                                              Scratch const& s) const {
+    mask_row(team, r, s);
+    team.team_barrier();  // every thread has read the flag
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { deferred_flag(r) = 0; });
+  }
+
+  // The same, not inlined, called on a copy of the kernel that operator()
+  // makes for a deferred row only (CUDA: Policy::deferred_out_of_line).
+  // nvcc keeps some of the row's functions out of line, and a kernel whose
+  // functor (a kernel argument, about 2.4 KB with the sigma tables) has its
+  // address taken copies it whole into every thread's local memory at the
+  // kernel's entry: 220 us per call at B = 1024 on an H100 (ncu) with no
+  // row deferred (docs/PERFORMANCE.md). Here only a deferred row's team
+  // pays that copy; the idle path stays a read of the flags.
+  KOKKOS_FUNCTION QRITA_NOINLINE void finish_deferred_out_of_line(
+      member_type const& team, std::int64_t r, Scratch const& s) const {
+    finish_deferred(team, r, s);
   }
 
   // Row r's deferral flag: set by the first kernel, cleared by the second,
@@ -488,16 +522,12 @@ struct MaskKernel {
                                          std::uint32_t boundary_count,
                                          weight_type target, key_type lo,
                                          key_type hi) const {
-    if constexpr (OutOfLineSearch) {
+    if constexpr (OutOfLineSearch)
       return pivot_search_out_of_line(prm.binary_search, team, src, measure, floor,
                                       boundary_count, target, lo, hi);
-    } else {
-      if (prm.binary_search)
-        return pivot_search<1>(team, src, measure, floor, boundary_count, target,
-                               lo, hi);
-      return pivot_search<3>(team, src, measure, floor, boundary_count, target,
-                             lo, hi);
-    }
+    else
+      return pivot_search_either(prm.binary_search, team, src, measure, floor,
+                                 boundary_count, target, lo, hi);
   }
 
   // Top-p on the survivors of a top-k cut in `src`: keys above cut.key plus

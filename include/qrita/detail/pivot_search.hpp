@@ -190,9 +190,24 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
   return result;
 }
 
-// The same search, kept out of line: one copy per search set and measure
-// instead of one at each of a kernel's dozen call sites. The sampler's
-// unsplit kernel on CUDA calls this one (MaskKernel's OutOfLineSearch,
+// The search of Search::quaternary (three pivots per round) or
+// Search::binary (one), chosen at run time. Force-inlined, so that a caller
+// that inlines the search gets the same code as if it had written the
+// branch itself.
+template <class Member, class Src, class Measure>
+KOKKOS_FORCEINLINE_FUNCTION Boundary pivot_search_either(
+    bool binary, Member const& team, Src const& src, Measure const& measure,
+    key_type floor, std::uint32_t boundary_count, weight_type target, key_type lo,
+    key_type hi) {
+  if (binary)
+    return pivot_search<1>(team, src, measure, floor, boundary_count, target, lo,
+                           hi);
+  return pivot_search<3>(team, src, measure, floor, boundary_count, target, lo, hi);
+}
+
+// The same, kept out of line: one copy per search set and measure instead
+// of one at each of a kernel's dozen call sites. The sampler's unsplit
+// kernel on CUDA calls this one (MaskKernel's OutOfLineSearch,
 // Policy::sampler_search_out_of_line): on an H100 that kernel is then a
 // fifth faster, and the others slower (PERFORMANCE.md). A free function,
 // it takes only what it uses: an out-of-line member call on the kernel
@@ -203,10 +218,8 @@ KOKKOS_FUNCTION QRITA_NOINLINE Boundary pivot_search_out_of_line(
     bool binary, Member const& team, Src const& src, Measure const& measure,
     key_type floor, std::uint32_t boundary_count, weight_type target, key_type lo,
     key_type hi) {
-  if (binary)
-    return pivot_search<1>(team, src, measure, floor, boundary_count, target, lo,
-                           hi);
-  return pivot_search<3>(team, src, measure, floor, boundary_count, target, lo, hi);
+  return pivot_search_either(binary, team, src, measure, floor, boundary_count,
+                             target, lo, hi);
 }
 
 }  // namespace detail

@@ -79,6 +79,14 @@ struct Policy {
   // CUDA only: hipcc 5.2 for gfx908 fails to compile the out-of-line
   // function ("unhandled SGPR spill to memory"), and hosts were not timed.
   static constexpr bool sampler_search_out_of_line = IsCuda<ExecutionSpace>::value;
+
+  // The sampler's and the list's second kernel (MaskKernel's Deferred)
+  // finishes a deferred row in a function that is not inlined, on a copy
+  // of the kernel made for that row only, so that its idle path does not
+  // copy the functor into every thread's local memory (see
+  // MaskKernel::finish_deferred_out_of_line). CUDA only, like the above:
+  // elsewhere the row's work is inlined.
+  static constexpr bool deferred_out_of_line = IsCuda<ExecutionSpace>::value;
 };
 
 }  // namespace detail
