@@ -1047,26 +1047,35 @@ struct MaskKernel {
     return kept;
   }
 
+  // What a third read gathered: n entries (-1: none, or more than the set
+  // holds), the exact weight above its buckets, and how many of the cut's
+  // group the set counts (see cut_copies).
+  struct ThirdRead {
+    int n = -1;
+    RangeMass exact;
+    std::uint32_t copies = 0;
+  };
+
   // The third read: gathers the buckets `range` into the set (the row is
-  // not written) and sums the exact weight above them. Returns the
-  // entries gathered, or -1 when none or more than the set holds.
-  KOKKOS_INLINE_FUNCTION int third_read(member_type const& team, const T* row,
-                                        BucketMap const& map, BucketRange range,
-                                        std::uint32_t outliers, Scratch const& s,
-                                        MassMeasure const& mass,
-                                        RangeMass& exact) const {
-    const RangeCounts counts = count_range(team, s.hist, map.nb, outliers, range);
-    if (counts.inside == 0 || counts.inside > std::uint32_t(s.set.capacity())) return -1;
+  // not written) and sums the exact weight above them.
+  KOKKOS_INLINE_FUNCTION ThirdRead third_read(member_type const& team, const T* row,
+                                              BucketMap const& map, BucketRange range,
+                                              Decision const& d, Scratch const& s,
+                                              MassMeasure const& mass) const {
+    ThirdRead got;
+    const RangeCounts counts = count_range(team, s.hist, map.nb, d.outliers, range);
+    if (counts.inside == 0 || counts.inside > std::uint32_t(s.set.capacity())) return got;
     team.team_barrier();
     s.set.reset(team);
     team.team_barrier();
     // (write = false: nothing is stored through the pointer.)
-    exact = gather_range(team, const_cast<T*>(row), prm.vocab, map, range, s.set,
-                         true, mass, false);
+    got.exact = gather_range(team, const_cast<T*>(row), prm.vocab, map, range, s.set,
+                             true, mass, false);
     team.team_barrier();
-    const int n = *s.set.counter;
+    got.n = *s.set.counter;
     team.team_barrier();
-    return n;
+    got.copies = cut_copies(map, range, d.cut);
+    return got;
   }
 
   // How many of the cut's group a third read's set counts: all `keep` when
@@ -1095,19 +1104,18 @@ struct MaskKernel {
         topp_range(team, s.hist, map, d.head, double(target) - slack,
                    double(target) + slack, key_value(scan.max_key), prm.weight_scale,
                    f.inv_t, s.result);
-    RangeMass exact;
-    const int n = third_read(team, row, map, range, d.outliers, s, mass, exact);
-    if (n < 0) return false;
-    const Boundary cut         = d.cut;
-    const std::uint32_t copies = cut_copies(map, range, cut);
-    const Source src           = s.set.source(n);
-    const weight_type inside   = sum_above(team, src, mass, cut.key) + mass.unit(cut.key) * copies;
-    // Above the range: kept entries of exact weight exact.above (when the
+    const ThirdRead got = third_read(team, row, map, range, d, s, mass);
+    if (got.n < 0) return false;
+    const Boundary cut       = d.cut;
+    const Source src         = s.set.source(got.n);
+    const weight_type above  = got.exact.above;
+    const weight_type inside = sum_above(team, src, mass, cut.key) + mass.unit(cut.key) * got.copies;
+    // Above the range: kept entries of exact weight `above` (when the
     // range reaches the cut's bucket; otherwise inside is 0).
-    if (!(target > exact.above && target - exact.above <= inside)) return false;
-    const Boundary b = search(team, src, mass, cut.key, copies, target - exact.above,
+    if (!(target > above && target - above <= inside)) return false;
+    const Boundary b = search(team, src, mass, cut.key, got.copies, target - above,
                               key_type(cut.key - 1), scan.max_key);
-    token = tie_column_bound(team, s.set, n, b.key, b.keep, prm.vocab);
+    token = tie_column_bound(team, s.set, got.n, b.key, b.keep, prm.vocab);
     return true;
   }
 
@@ -1133,17 +1141,15 @@ struct MaskKernel {
         team, map.nb, d.outliers, [&](int b) { return hist[b]; }, std::uint32_t(C),
         s.result);
     if (range.lo < 0) return false;
-    RangeMass exact;
-    const int n = third_read(team, row, map, range, d.outliers, s, mass, exact);
-    if (n < 0) return false;
-    const Boundary cut         = d.cut;
-    const std::uint32_t copies = cut_copies(map, range, cut);
-    const Source src           = s.set.source(n);
+    const ThirdRead got = third_read(team, row, map, range, d, s, mass);
+    if (got.n < 0) return false;
+    const Boundary cut = d.cut;
+    const Source src   = s.set.source(got.n);
     // The range reaches the top: the set's kept entries are the first ones.
-    if (sum_above(team, src, CountMeasure{}, cut.key) + copies < weight_type(C)) return false;
-    const Boundary list_cut = search(team, src, CountMeasure{}, cut.key, copies,
+    if (sum_above(team, src, CountMeasure{}, cut.key) + got.copies < weight_type(C)) return false;
+    const Boundary list_cut = search(team, src, CountMeasure{}, cut.key, got.copies,
                                      weight_type(C), key_type(cut.key - 1), scan.max_key);
-    listed = list_entries(team, r, s, n, list_cut, mass, kept, f);
+    listed = list_entries(team, r, s, got.n, list_cut, mass, kept, f);
     return true;
   }
 
