@@ -180,9 +180,10 @@ struct HeadMass {
 // Deferred: the sampler's and the list's second kernel, which takes only
 // the rows the first one deferred: top-p survivor sets larger than the
 // candidate tiers, finished by a third read (draw_partial, list_partial).
-// That code lives in its own kernel so that it costs the common rows
-// nothing (compiled into the first kernel, it made every other sampler
-// and list row 1.1-3x slower on an H100: docs/PERFORMANCE.md).
+// That code lives in its own kernel so that it costs the common rows only
+// that kernel's idle launch, 4-26 us on a call given p values (compiled
+// into the first kernel, it made every other sampler and list row 1.1-3x
+// slower on an H100: docs/PERFORMANCE.md).
 template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
           bool OutOfLineSearch = false, bool Deferred = false>
 struct MaskKernel {
