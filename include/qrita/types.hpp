@@ -58,7 +58,8 @@ KOKKOS_FORCEINLINE_FUNCTION float to_float(float16 x) {
   // One instruction on NVIDIA devices, exact (a NaN stays a NaN). The
   // branches below made nvcc keep the fp16 mask kernel's functions out of
   // line, with a copy of the whole functor (2.4 KB) into every thread's
-  // local memory at the kernel's entry (ptxas: a 2368-byte stack, sm_90).
+  // local memory at the kernel's entry (ptxas, sm_90: a stack of about
+  // 2.4 KB instead of about 0.25 KB; docs/PERFORMANCE.md, eighth run).
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
   return f;
