@@ -11,6 +11,14 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion)
   if(NOT "CUDA" IN_LIST Kokkos_DEVICES)
     target_compile_options(qrita_warnings INTERFACE -Wold-style-cast)
+  else()
+    # Device code calling a host function: nvcc only warns (#20011,
+    # #20014) and compiles the call as unreachable, so the path leading to
+    # it silently vanishes from the kernel (seen: a host-only helper in a
+    # deferred row's path). Always an error.
+    # (One number per -Xcudafe: cudafe 11.8 rejects a list.)
+    target_compile_options(qrita_warnings INTERFACE "SHELL:-Xcudafe --diag_error=20011"
+      "SHELL:-Xcudafe --diag_error=20014")
   endif()
   if(QRITA_WERROR)
     target_compile_options(qrita_warnings INTERFACE -Werror)

@@ -172,8 +172,9 @@ TYPED_TEST(Profiling, OneLabelledKernelNoAllocationBalancedRegions) {
 // sample_tokens and candidate_list, with and without min-p (a min-p row is
 // never split across teams). With a workspace: one labelled kernel (or the
 // three split launches), and for the sampler and the list given p values
-// their second kernel, per call inside one region named after the call, no
-// allocation of qrita's own and no fence inside a call.
+// their second kernel (also on rows it works on: top-p sets wider than the
+// tiers), per call inside one region named after the call, no allocation
+// of qrita's own and no fence inside a call.
 TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   using mem = typename TypeParam::memory_space;
   const std::size_t batch = 16, vocab = 20000, C = 32;
@@ -201,6 +202,16 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   with_min_p.min_p = min_p;
   qrita::SamplingParams<mem> top_k;  // no p: no second kernel
   top_k.k = k;
+  // Top-p alone on randn rows: kept sets wider than the tiers (checked
+  // below), rows the first kernel defers to the second.
+  Kokkos::View<float**, Kokkos::LayoutRight, mem> randn("randn", batch, vocab);
+  auto hr = Kokkos::create_mirror_view(randn);
+  for (std::size_t r = 0; r < batch; ++r)
+    qrita::synthetic::counter_row(&hr(r, 0), std::int64_t(vocab),
+                                  qrita::synthetic::CounterShape::randn, 3, std::int64_t(r));
+  Kokkos::deep_copy(randn, hr);
+  qrita::SamplingParams<mem> wide;
+  wide.p = p;
   Kokkos::View<std::uint64_t*, mem> seeds("seeds", batch), offsets("offsets", batch);
   Kokkos::View<int*, mem> tokens("tokens", batch), counts("counts", batch);
   Kokkos::View<int**, Kokkos::LayoutRight, mem> ids("ids", batch, C);
@@ -251,6 +262,12 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
         "qrita::sample_tokens", true,
         [&] { qrita::sample_tokens(space, logits, top_k, seeds, offsets, tokens, opts, ws); },
         false);
+    call("qrita::sample_tokens", true, [&] {
+      qrita::sample_tokens(space, randn, wide, seeds, offsets, tokens, opts, ws);
+    });
+    call("qrita::candidate_list", true, [&] {
+      qrita::candidate_list(space, randn, wide, ids, probs, logprobs, counts, opts, ws);
+    });
   };
   all_calls();  // sizes the team scratch once
   space.fence();
@@ -278,6 +295,11 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   }
   for (auto const& label : internal)
     std::printf("[ note ] Kokkos allocated '%s' during repeated sampling calls\n", label.c_str());
+  // The last call's kept counts: rows past the on-chip buffer and the tier.
+  const auto kept = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
+  int widest = 0;
+  for (std::size_t r = 0; r < batch; ++r) widest = kept(r) > widest ? kept(r) : widest;
+  EXPECT_GT(widest, ws.plan().candidate_capacity + ws.plan().tier_capacity);
 #if KOKKOS_VERSION < 40000
   EXPECT_TRUE(internal.empty());
 #endif
