@@ -1186,6 +1186,7 @@ struct MaskKernel {
         // Listed from the buckets that hold its first C entries (a third read).
       } else {
         bool in_set            = kept_in_set(d) || gather_kept(team, row, d.cut, s, d);
+        int listed_count       = -1;  // list_entries' m, when known here
         if (f.list_all) {
           // d is the row's top C: the probabilities are the whole row's.
           kept = kept_sum(team, RowSource<T>{row, prm.vocab}, mass,
@@ -1196,6 +1197,8 @@ struct MaskKernel {
             list_cut = search(team, s.set.source(d.set_size), CountMeasure{}, d.cut.key,
                               d.cut.keep, weight_type(C), key_type(d.cut.key - 1),
                               scan.max_key);
+          else
+            listed_count = int(kept.count);  // the same entries, counted so
         } else {
           // More kept entries than the tiers hold: the list's cut over the
           // row, then exactly the listed entries gathered.
@@ -1207,7 +1210,8 @@ struct MaskKernel {
             in_set = gather_kept(team, row, list_cut, s, d);
           }
         }
-        if (in_set && C > 0) listed = list_entries(team, r, s, d.set_size, list_cut, mass, kept, f);
+        if (in_set && C > 0)
+          listed = list_entries(team, r, s, d.set_size, list_cut, mass, kept, f, listed_count);
       }
     }
     // Past the list: id -1, probability 0, log-probability -inf.
@@ -1228,25 +1232,33 @@ struct MaskKernel {
   // copied to the histogram's scratch (free once the row is decided), so
   // the ranking compares m x m entries on chip instead of m x set; a list
   // longer than that scratch holds is ranked against the set. Returns m.
+  // known_m: -1, or m as the caller counted it (kept_sum on the same set)
+  // when `cut` is the decision's own cut; the group's bound is then the
+  // mask's (tie_column: the whole group kept, no search).
   KOKKOS_INLINE_FUNCTION int list_entries(member_type const& team, std::int64_t r,
                                           Scratch const& s, int n,
                                           Boundary const& cut,
                                           MassMeasure const& mass,
                                           KeptSum const& kept,
-                                          Filters const& f) const {
-    const int bound = tie_column_bound(team, s.set, n, cut.key, cut.keep, prm.vocab);
+                                          Filters const& f, int known_m = -1) const {
+    const int bound = known_m >= 0 && cut.keep >= cut.group
+                          ? INT_MAX
+                          : tie_column_bound(team, s.set, n, cut.key, cut.keep, prm.vocab);
     const Candidates& set = s.set;
     const auto listed = [&](key_type key, int column) {
       return key > cut.key || (key == cut.key && column <= bound);
     };
-    std::uint32_t above = 0;
-    team_reduce(
-        team, n,
-        [&](int i, std::uint32_t& acc) {
-          if (order_key(set.value(i)) > cut.key) acc += 1;
-        },
-        Kokkos::Sum<std::uint32_t>(above));
-    const int m = int(above + cut.keep);
+    int m = known_m;
+    if (m < 0) {
+      std::uint32_t above = 0;
+      team_reduce(
+          team, n,
+          [&](int i, std::uint32_t& acc) {
+            if (order_key(set.value(i)) > cut.key) acc += 1;
+          },
+          Kokkos::Sum<std::uint32_t>(above));
+      m = int(above + cut.keep);
+    }
 
     const double W        = double(kept.mass);
     const double log_norm = log_d(W / double(prm.weight_scale));

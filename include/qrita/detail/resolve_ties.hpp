@@ -109,12 +109,28 @@ struct ColumnCounts {
   }
 };
 
+//
+// keep = 1 (no tie, or the first of a group: the draw's usual case, and
+// every fp32 list's) is the group's smallest column, one reduction instead
+// of the search's log4(vocab) + 1.
 template <class Member>
 KOKKOS_INLINE_FUNCTION int tie_column_bound(Member const& team,
                                             Candidates const& set, int n,
                                             key_type K, std::uint32_t keep,
                                             int vocab) {
   const float cut = key_value(K);
+  if (keep == 1) {
+    int first = vocab - 1;
+    team_reduce(
+        team, n,
+        [&](int i, int& acc) {
+          if (!(set.value(i) == cut)) return;
+          const int col = set.column(i);
+          if (col < acc) acc = col;
+        },
+        Kokkos::Min<int>(first));
+    return first < vocab ? first : vocab - 1;  // (no member: as the search)
+  }
   // count(<= lo) < keep <= count(<= hi)
   int lo = -1, hi = vocab - 1;
   while (hi - lo > 1) {
