@@ -21,6 +21,7 @@
 
 #include <qrita/detail/boundary_buckets.hpp>
 #include <qrita/detail/candidates.hpp>
+#include <qrita/detail/draw.hpp>
 #include <qrita/detail/histogram.hpp>
 #include <qrita/detail/keys.hpp>
 #include <qrita/detail/philox.hpp>
@@ -969,13 +970,15 @@ struct MaskKernel {
                  draw_partial(team, row, f, scan, map, d, s, token)) {
         // Drawn from the buckets that hold the target (a third read).
       } else if (kept_in_set(d) || gather_kept(team, row, cut, s, d)) {
-        const Source src = s.set.source(d.set_size);
-        const weight_type W =
-            sum_above(team, src, mass, cut.key) + mass.unit(cut.key) * cut.keep;
-        const Boundary b = search(team, src, mass, cut.key, cut.keep,
-                                  mul_high_64(f.u, W) + 1, key_type(cut.key - 1),
-                                  scan.max_key);
-        token = tie_column_bound(team, s.set, d.set_size, b.key, b.keep, prm.vocab);
+        if (!draw_ranked(team, f, d, s, mass, token)) {
+          const Source src = s.set.source(d.set_size);
+          const weight_type W =
+              sum_above(team, src, mass, cut.key) + mass.unit(cut.key) * cut.keep;
+          const Boundary b = search(team, src, mass, cut.key, cut.keep,
+                                    mul_high_64(f.u, W) + 1, key_type(cut.key - 1),
+                                    scan.max_key);
+          token = tie_column_bound(team, s.set, d.set_size, b.key, b.keep, prm.vocab);
+        }
       } else {
         // The kept set is larger than the candidate tiers: the same search
         // over the row.
@@ -990,6 +993,19 @@ struct MaskKernel {
     }
     Kokkos::single(Kokkos::PerTeam(team),
                    [&]() { io.tokens[r * io.tokens_stride] = token; });
+  }
+
+  // The draw by ranking (draw.hpp), out of line on CUDA.
+  KOKKOS_INLINE_FUNCTION bool draw_ranked(member_type const& team, Filters const& f,
+                                          Decision const& d, Scratch const& s,
+                                          MassMeasure const& mass, int& token) const {
+    if (s.hist == nullptr || rank_draw_scratch > prm.buckets + 1) return false;
+    if constexpr (Policy<ExecutionSpace>::sampler_search_out_of_line)
+      return draw_ranked_out_of_line(team, s.set, d.set_size, d.cut, mass, f.u, prm.vocab,
+                                     s.hist, s.result, token);
+    else
+      return detail::draw_ranked(team, s.set, d.set_size, d.cut, mass, f.u, prm.vocab, s.hist,
+                                 s.result, token);
   }
 
   // Size and fixed-point weight of the kept entries of a set or row.

@@ -78,6 +78,7 @@ struct Policy {
   // (MaskKernel's OutOfLineSearch): on an H100 it is then a fifth faster.
   // CUDA only: hipcc 5.2 for gfx908 fails to compile the out-of-line
   // function ("unhandled SGPR spill to memory"), and hosts were not timed.
+  // The ranked draw (draw.hpp) is out of line on the same terms.
   static constexpr bool sampler_search_out_of_line = IsCuda<ExecutionSpace>::value;
 
   // The sampler's and the list's second kernel (MaskKernel's Deferred)
