@@ -1,7 +1,9 @@
 // What Kokkos Tools see of a call: one kernel labelled qrita::sample_mask
 // (qrita::sample_tokens, qrita::candidate_list for the sampling calls; the
 // three qrita::split_* launches for a split row; a sampling call with p
-// values and a workspace adds its second kernel, qrita::*_deferred) inside
+// values and a workspace adds its second kernel, qrita::*_deferred, or
+// when split, launches qrita::split_deferred_gather and
+// qrita::split_deferred_finish instead of qrita::split_write) inside
 // one balanced region named after the call (also when the call throws);
 // with a qrita::Workspace, no allocation of qrita's own and no fence inside
 // a call (so it can be captured in a CUDA graph). Allocations Kokkos makes
@@ -172,7 +174,8 @@ TYPED_TEST(Profiling, OneLabelledKernelNoAllocationBalancedRegions) {
 // sample_tokens and candidate_list, with and without min-p (a min-p row is
 // never split across teams). With a workspace: one labelled kernel (or the
 // three split launches), and for the sampler and the list given p values
-// their second kernel (also on rows it works on: top-p sets wider than the
+// their second kernel (or, split, the deferred rows' two launches in place
+// of split_write; also on rows they work on: top-p sets wider than the
 // tiers), per call inside one region named after the call, no allocation
 // of qrita's own and no fence inside a call.
 TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
@@ -233,13 +236,18 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   const auto call = [&](const char* name, bool split, auto const& f, bool second = true) {
     f();
     regions.emplace_back(name);
-    if (splits && split)
-      kernels.insert(kernels.end(),
-                     {"qrita::split_scan", "qrita::split_gather", "qrita::split_write"});
-    else
+    const bool deferring = second && std::string(name) != "qrita::sample_mask";
+    if (splits && split) {
+      kernels.insert(kernels.end(), {"qrita::split_scan", "qrita::split_gather"});
+      if (deferring)
+        kernels.insert(kernels.end(),
+                       {"qrita::split_deferred_gather", "qrita::split_deferred_finish"});
+      else
+        kernels.emplace_back("qrita::split_write");
+    } else {
       kernels.emplace_back(name);
-    if (second && std::string(name) != "qrita::sample_mask")
-      kernels.emplace_back(std::string(name) + "_deferred");
+      if (deferring) kernels.emplace_back(std::string(name) + "_deferred");
+    }
   };
   const auto all_calls = [&]() {
     call("qrita::sample_mask", true,

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace qrita {
 namespace detail {
@@ -209,7 +210,8 @@ struct Call {
 };
 
 // The sampler's and the list's second kernel (MaskKernel's Deferred): the
-// rows the first deferred, one team each. A call that can defer rows (see
+// rows the first deferred, one team each (unsplit calls; a split call has
+// its own launches, launch_split). A call that can defer rows (see
 // launch_mode) always launches it, since whether a row was deferred is
 // known on the device only; teams without a flagged row return after
 // reading their rows' flags.
@@ -232,28 +234,43 @@ void launch_deferred(ExecutionSpace const& space,
   }
 }
 
-// The three launches of a split call (split_kernel.hpp), in order on `space`.
+// The launches of a split call (split_kernel.hpp), in order on `space`:
+// scan, gather and write; for a sampler or list call that can defer rows
+// (see launch_mode), its deferred rows' two launches instead of the write.
 template <class ExecutionSpace, class T, Mode M>
 void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> const& kernel,
                   LaunchPlan const& plan, SplitSizes const& split, char* ws) {
   using Split = SplitKernel<ExecutionSpace, T, M>;
-  const Split sk{kernel, ws, split_layout(plan, split)};
+  const SplitLayout layout = split_layout(plan, split);
+  const Split sk{kernel, ws, layout};
   const int S       = plan.teams_per_row;
   const int wide    = int(kernel.prm.batch) * S;
   const int team    = plan.split_team_size;
   static_assert(sizeof(Split) < 4096,
                 "qrita: the split kernel must fit in a kernel argument (4 KiB)");
-  const auto run = [&](const char* label, auto tag, int league, int scratch) {
+  const auto run = [&](const char* label, auto const& functor, auto tag, int scratch) {
+    using Functor = std::decay_t<decltype(functor)>;
     auto policy = light_weight(
-        typename Split::template policy_type<decltype(tag)>(space, league, team));
+        typename Functor::template policy_type<decltype(tag)>(space, wide, team));
     policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
-    Kokkos::parallel_for(label, policy, sk);
+    Kokkos::parallel_for(label, policy, functor);
   };
   // split_scan's scratch holds the same views as MaskKernel's (histogram,
   // two ints, the on-chip candidates): the same size, within the limit.
-  run("qrita::split_scan", SplitScan{}, wide, int(plan.team_scratch_bytes));
-  run("qrita::split_gather", SplitGather{}, wide, 64);
-  run("qrita::split_write", SplitWrite{}, wide, 64);
+  run("qrita::split_scan", sk, SplitScan{}, int(plan.team_scratch_bytes));
+  run("qrita::split_gather", sk, SplitGather{}, 64);
+  if constexpr (M != Mode::mask) {
+    if (kernel.prm.deferred_end != nullptr) {
+      using Deferred = SplitKernel<ExecutionSpace, T, M, true>;
+      static_assert(sizeof(Deferred) < 4096,
+                    "qrita: the split kernel must fit in a kernel argument (4 KiB)");
+      const Deferred dk{Deferred::Kernel::from(kernel), ws, layout};
+      run("qrita::split_deferred_gather", dk, SplitDeferredGather{}, 64);
+      run("qrita::split_deferred_finish", dk, SplitDeferredFinish{}, 64);
+      return;
+    }
+  }
+  run("qrita::split_write", sk, SplitWrite{}, 64);
 }
 
 template <Mode M, class ExecutionSpace, class T>
@@ -307,7 +324,6 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
   // team would have to take alone).
   if (plan.teams_per_row > 1 && call.io.min_p == nullptr) {
     launch_split(space, kernel, plan, full.split, static_cast<char*>(ws.data));
-    launch_deferred(space, kernel, plan);
     return;
   }
   // The sampler's unsplit kernel calls the search out of line where the

@@ -159,8 +159,9 @@ struct BucketPlan {
   BucketRange range;
   std::uint32_t above = 0;
   bool partial = false;        // see Decision::partial
-  std::uint32_t outliers = 0;  // (for a partial decision)
-  double head = 0;
+  std::uint32_t outliers = 0;  // (for a partial decision: the first
+  double head  = 0;            // read's outliers and HeadMass, which the
+  double total = 0;            // split path's deferred launch plans from)
 };
 
 // The outliers' softmax mass, for a top-p-only row (see try_outliers).
@@ -610,12 +611,7 @@ struct MaskKernel {
                             RowPath::truncated, st);
     } else {
       if (!(f.topp && f.tail)) return false;
-      // The tail was weighed relative to t; rescale it to the max.
-      head.head  = double(sum_above(team, src, mass, neg_inf_key));
-      // (A row whose maximum is +inf gives its finite tail weight 0.)
-      const double down = (double(th.t) - double(mass.ref)) * double(mass.inv_t);
-      head.total = head.head + (down == down ? double(scan.tail) * exp_d(down) : 0.0);
-      head.known = true;
+      head = head_mass(team, src, th, scan, mass);
       // A draw needs the exact total of the row's weights, which only a
       // second read gives: never a hit.
       if (f.draw) return false;
@@ -631,6 +627,21 @@ struct MaskKernel {
     d.write    = Write::from_set;
     d.set_size = outliers;
     return true;
+  }
+
+  // The exact weight of the first read's outliers (src) and, with the
+  // tail it weighed relative to t rescaled to the max, the row's total.
+  template <class Src>
+  KOKKOS_INLINE_FUNCTION static HeadMass head_mass(member_type const& team, Src const& src,
+                                                   Threshold const& th, RowScan const& scan,
+                                                   MassMeasure const& mass) {
+    HeadMass head;
+    head.head = double(sum_above(team, src, mass, neg_inf_key));
+    // (A row whose maximum is +inf gives its finite tail weight 0.)
+    const double down = (double(th.t) - double(mass.ref)) * double(mass.inv_t);
+    head.total = head.head + (down == down ? double(scan.tail) * exp_d(down) : 0.0);
+    head.known = true;
+    return head;
   }
 
   // What a row needs after its first read and the decisions that read
@@ -757,18 +768,17 @@ struct MaskKernel {
     RangeCounts counts = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
     if (M != Mode::mask && !f.draw && counts.inside > cap && !f.topk && head.known &&
         prm.deferred_end != nullptr) {
-      plan.partial = true;
+      plan.partial  = true;
       if constexpr (!Deferred) return false;
+      plan.outliers = std::uint32_t(outliers);
+      plan.head     = head.head;
+      plan.total    = head.total;
       range.hi = boundary_hi;
       counts   = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
     }
     if (counts.inside > cap || counts.inside == 0) return false;
     plan.range = range;
     plan.above = counts.above;
-    if constexpr (Deferred) {
-      plan.outliers = std::uint32_t(outliers);
-      plan.head     = head.head;
-    }
     return true;
   }
 
@@ -991,6 +1001,11 @@ struct MaskKernel {
         token = column_in_row(team, row, b.key, b.keep, s);
       }
     }
+    put_token(team, r, token);
+  }
+
+  KOKKOS_INLINE_FUNCTION void put_token(member_type const& team, std::int64_t r,
+                                        int token) const {
     Kokkos::single(Kokkos::PerTeam(team),
                    [&]() { io.tokens[r * io.tokens_stride] = token; });
   }
@@ -1112,16 +1127,36 @@ struct MaskKernel {
                                            BucketMap const& map, Decision const& d,
                                            Scratch const& s, int& token) const {
     if (s.hist == nullptr) return false;
-    const MassMeasure mass   = mass_of(scan, f);
-    const weight_type W      = partial_kept(team, d, s, mass).mass;
-    const weight_type target = mul_high_64(f.u, W) + 1;
+    const MassMeasure mass = mass_of(scan, f);
+    weight_type target     = 0;
+    const BucketRange range = draw_range(team, f, scan, map, d, s, mass, target);
+    const ThirdRead got     = third_read(team, row, map, range, d, s, mass);
+    return draw_third(team, scan, d, s, mass, target, got, token);
+  }
+
+  // The draw's exact target floor(u W / 2^64) + 1 on a partial decision
+  // (W from the set the decision was searched on), and the buckets that
+  // hold it by the first read's histogram.
+  KOKKOS_INLINE_FUNCTION BucketRange draw_range(member_type const& team, Filters const& f,
+                                                RowScan const& scan, BucketMap const& map,
+                                                Decision const& d, Scratch const& s,
+                                                MassMeasure const& mass,
+                                                weight_type& target) const {
+    const weight_type W = partial_kept(team, d, s, mass).mass;
+    target              = mul_high_64(f.u, W) + 1;
     // The target is exact; the slack covers the histogram's rounding.
     const double slack = 1e-6 * double(W) + 4.0 * double(prm.vocab) + 4.0;
-    const BucketRange range =
-        topp_range(team, s.hist, map, d.head, double(target) - slack,
-                   double(target) + slack, key_value(scan.max_key), prm.weight_scale,
-                   f.inv_t, s.result);
-    const ThirdRead got = third_read(team, row, map, range, d, s, mass);
+    return topp_range(team, s.hist, map, d.head, double(target) - slack,
+                      double(target) + slack, key_value(scan.max_key), prm.weight_scale,
+                      f.inv_t, s.result);
+  }
+
+  // The draw on what a third read gathered (the set). false when it does
+  // not hold the target.
+  KOKKOS_INLINE_FUNCTION bool draw_third(member_type const& team, RowScan const& scan,
+                                         Decision const& d, Scratch const& s,
+                                         MassMeasure const& mass, weight_type target,
+                                         ThirdRead const& got, int& token) const {
     if (got.n < 0) return false;
     const Boundary cut       = d.cut;
     const Source src         = s.set.source(got.n);
@@ -1146,20 +1181,46 @@ struct MaskKernel {
                                            MassMeasure const& mass, KeptSum& kept,
                                            int& listed) const {
     if (s.hist == nullptr) return false;
+    BucketRange range;
+    listed = 0;
+    switch (list_range(team, map, d, s, mass, kept, range)) {
+      case ListRange::none: return true;  // C = 0: only the count
+      case ListRange::fails: return false;
+      case ListRange::read: break;
+    }
+    const ThirdRead got = third_read(team, row, map, range, d, s, mass);
+    return list_third(team, r, f, scan, d, s, mass, kept, got, listed);
+  }
+
+  // What a partial decision's list needs: nothing more (C = 0), a third
+  // read of `range` (the buckets from the top whose exact counts reach C),
+  // or the row's other paths (K <= C). Sets K and W (kept).
+  enum class ListRange : std::int8_t { none, read, fails };
+  KOKKOS_INLINE_FUNCTION ListRange list_range(member_type const& team, BucketMap const& map,
+                                              Decision const& d, Scratch const& s,
+                                              MassMeasure const& mass, KeptSum& kept,
+                                              BucketRange& range) const {
     const int C = io.list_size;
     kept        = partial_kept(team, d, s, mass);
-    listed      = 0;
-    if (C == 0) return true;
-    if (kept.count <= std::uint32_t(C)) return false;
+    if (C == 0) return ListRange::none;
+    if (kept.count <= std::uint32_t(C)) return ListRange::fails;
     const std::uint32_t* hist = s.hist;
-    BucketRange range;
     range.hi = map.nb;
     range.lo = suffix_crossing<std::uint32_t>(
         team, map.nb, d.outliers, [&](int b) { return hist[b]; }, std::uint32_t(C),
         s.result);
-    if (range.lo < 0) return false;
-    const ThirdRead got = third_read(team, row, map, range, d, s, mass);
+    return range.lo < 0 ? ListRange::fails : ListRange::read;
+  }
+
+  // The list from what a third read gathered (the set). false when it
+  // does not hold the first C kept entries.
+  KOKKOS_INLINE_FUNCTION bool list_third(member_type const& team, std::int64_t r,
+                                         Filters const& f, RowScan const& scan,
+                                         Decision const& d, Scratch const& s,
+                                         MassMeasure const& mass, KeptSum const& kept,
+                                         ThirdRead const& got, int& listed) const {
     if (got.n < 0) return false;
+    const int C        = io.list_size;
     const Boundary cut = d.cut;
     const Source src   = s.set.source(got.n);
     // The range reaches the top: the set's kept entries are the first ones.
@@ -1230,8 +1291,13 @@ struct MaskKernel {
           listed = list_entries(team, r, s, d.set_size, list_cut, mass, kept, f, listed_count);
       }
     }
-    // Past the list: id -1, probability 0, log-probability -inf.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, listed, C), [&](int j) {
+    list_tail(team, r, listed, kept.count);
+  }
+
+  // Past the list: id -1, probability 0, log-probability -inf; and K.
+  KOKKOS_INLINE_FUNCTION void list_tail(member_type const& team, std::int64_t r,
+                                        int listed, std::uint32_t count) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, listed, io.list_size), [&](int j) {
       io.ids[r * io.ids_row + j * io.ids_slot] = -1;
       if (io.probs) io.probs[r * io.probs_row + j * io.probs_slot] = 0.0f;
       if (io.logprobs)
@@ -1239,7 +1305,7 @@ struct MaskKernel {
             bits_as_float(neg_inf_bits);
     });
     Kokkos::single(Kokkos::PerTeam(team),
-                   [&]() { io.counts[r * io.counts_stride] = int(kept.count); });
+                   [&]() { io.counts[r * io.counts_stride] = int(count); });
   }
 
   // Writes the set's entries kept by list_cut at their places in the order:

@@ -19,6 +19,18 @@
 //                         finish runs the search on the gathered buckets.
 //   qrita::split_write    S teams per row: the mask, one segment each.
 //
+// The sampler and the list (given p values and a workspace) launch two
+// others in place of split_write, for rows whose top-p kept set passes the
+// candidate tiers (MaskKernel's Next::defer; see "deferred rows" below):
+//
+//   qrita::split_deferred_gather   S teams per row: the boundary's buckets
+//                         planned from the merged histogram and gathered;
+//                         the last team cuts the set and places the draw's
+//                         target or the list's first C entries in buckets.
+//   qrita::split_deferred_finish   S teams per row: those buckets gathered;
+//                         the last team draws or lists. Also split_write's
+//                         clearing.
+//
 // "Last team": each team publishes its partial results, fences, and takes a
 // ticket from the row's arrival counter; the team holding ticket S - 1 sees
 // every other team's results. The decisions are those of MaskKernel's
@@ -26,8 +38,7 @@
 // candidate capacity), so a row gets bitwise the same mask whether it is
 // split or not, whichever team decides. Rows that need the whole-row
 // search, or an ordered scan of a tie group, are finished by the deciding
-// team alone (rare; same answer, slower); rows the sampler or the list
-// defer (MaskKernel's Deferred) are left to its second kernel, unsplit.
+// team alone (rare; same answer, slower).
 
 #include <qrita/detail/mask_kernel.hpp>
 
@@ -43,7 +54,10 @@ enum class SplitMode : std::int8_t {
   none,      // nothing more: the row stays as it is, or was finished
   from_set,  // write-only mask from the candidate list
   gather,    // a miss: second read, search, then -inf over the losers
-  row        // masked read + write of each segment, tie bound known
+  row,       // masked read + write of each segment, tie bound known
+  deferred,  // the sampler's or the list's kept set passes the tiers:
+             // split_deferred_gather cuts it on the boundary's buckets
+  third      // and split_deferred_finish reads the draw's or list's buckets
 };
 
 // Everything a row carries from one launch to the next (workspace memory).
@@ -57,6 +71,12 @@ struct SplitRow {
   RowStats st;
   int tie_column;
   SplitMode mode;
+  // A deferred row's third read (SplitMode::third): its buckets, and the
+  // draw's target or the list's K and W.
+  BucketRange third;
+  weight_type target;
+  weight_type kept_mass;
+  std::uint32_t kept_count;
 };
 
 // Where the split rows' state lies in the workspace; offsets in bytes.
@@ -102,10 +122,19 @@ struct SplitLayout {
 struct SplitScan {};
 struct SplitGather {};
 struct SplitWrite {};
+struct SplitDeferredGather {};
+struct SplitDeferredFinish {};
 
-template <class ExecutionSpace, class T = float, Mode M = Mode::mask>
+// Deferred: the variant whose row steps are MaskKernel's Deferred ones,
+// for the two launches that finish the sampler's and the list's deferred
+// rows (SplitDeferredGather, SplitDeferredFinish); the others take the
+// first.
+template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
+          bool Deferred = false>
 struct SplitKernel {
-  using Kernel        = MaskKernel<ExecutionSpace, T, M>;
+  static_assert(!Deferred || M != Mode::mask,
+                "qrita: only the sampler and the list defer rows");
+  using Kernel        = MaskKernel<ExecutionSpace, T, M, false, Deferred>;
   using member_type   = typename Kernel::member_type;
   using Scratch       = typename Kernel::Scratch;
   template <class U>
@@ -161,6 +190,16 @@ struct SplitKernel {
 
   KOKKOS_INLINE_FUNCTION T* row_of(std::int64_t r) const {
     return k.logits + r * k.prm.row_stride;
+  }
+
+  // The S partial results of a row (RowScan, RangeMass), joined.
+  template <class V>
+  KOKKOS_INLINE_FUNCTION V joined(member_type const& team, const V* parts) const {
+    V v;
+    team_reduce(
+        team, lay.teams_per_row, [&](int i, V& acc) { V::join(acc, parts[i]); },
+        StructReducer<V>(v));
+    return v;
   }
 
   // Whether this team is the last of row r's S teams to get here, after
@@ -257,12 +296,7 @@ struct SplitKernel {
       f.tail            = sr.f.tail;
       const Threshold th = sr.th;
       const BucketMap map = sr.map;
-      RowScan scan;
-      const RowScan* parts = scans(r);
-      team_reduce(
-          team, lay.teams_per_row,
-          [&](int i, RowScan& acc) { RowScan::join(acc, parts[i]); },
-          StructReducer<RowScan>(scan));
+      const RowScan scan = joined(team, scans(r));
       std::uint32_t* h = hist(r);
       Kokkos::single(Kokkos::PerTeam(team), [&]() { h[0] = scan.below; });
       team.team_barrier();
@@ -295,9 +329,9 @@ struct SplitKernel {
       switch (k.decide_after_scan(team, f, th, map, scan, outliers, s, d, plan, st)) {
         case Kernel::Next::second_read: mode = SplitMode::gather; break;
         case Kernel::Next::defer:
-          // The sampler's or the list's second kernel takes the row whole.
-          k.defer(team, r);
-          mode = SplitMode::none;
+          // Finished by split_deferred_gather and split_deferred_finish,
+          // from the merged histogram and the plan's head mass.
+          mode = SplitMode::deferred;
           break;
         case Kernel::Next::whole_row:
           d = k.decide_whole_row(team, row, f, scan, st);
@@ -336,7 +370,9 @@ struct SplitKernel {
         sr.plan       = plan;
         sr.d          = d;
         sr.tie_column = tie_column;
-        if (mode == SplitMode::gather) *counter(r) = 0;  // the list is refilled
+        // The list is refilled (a deferred row's, once split_gather has
+        // weighed its outliers).
+        if (mode == SplitMode::gather) *counter(r) = 0;
       });
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
@@ -349,6 +385,12 @@ struct SplitKernel {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
     const int s          = team.league_rank() % lay.teams_per_row;
     SplitRow const& sr   = state(r);
+    if constexpr (M != Mode::mask) {
+      if (sr.mode == SplitMode::deferred) {
+        if (s == 0) weigh_outliers(team, r);
+        return;
+      }
+    }
     RangeMass m;
     RangeMass::init(m);
     if (sr.mode == SplitMode::gather) {
@@ -364,17 +406,31 @@ struct SplitKernel {
     if (last_team(team, r, slot.data())) resolve(team, r, slot.data() + 1);
   }
 
+  // A deferred row's outliers: their exact weight and the row's total
+  // (MaskKernel::head_mass, as decide found them), kept with their count
+  // in the row's plan for split_deferred_gather, which refills the list.
+  // (Here rather than in decide: stored there, they made nvcc spill more of
+  // split_scan, every row's launch.)
+  KOKKOS_INLINE_FUNCTION void weigh_outliers(member_type const& team, std::int64_t r) const {
+    SplitRow& sr       = state(r);
+    const int outliers = *counter(r);
+    const HeadMass head =
+        Kernel::head_mass(team, list(r).source(outliers), sr.th, sr.scan, k.mass_of(sr.scan, sr.f));
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      sr.plan.outliers = std::uint32_t(outliers);
+      sr.plan.head     = head.head;
+      sr.plan.total    = head.total;
+      *counter(r)      = 0;
+    });
+  }
+
   // The search on a missed row's gathered buckets, by one team, once every
   // segment has been read.
   KOKKOS_INLINE_FUNCTION void resolve(member_type const& team, std::int64_t r,
                                       int* slot) const {
     SplitRow& sr = state(r);
-    RangeMass exact;
-    const RangeMass* parts = masses(r);
-    team_reduce(
-        team, lay.teams_per_row,
-        [&](int i, RangeMass& acc) { RangeMass::join(acc, parts[i]); },
-        StructReducer<RangeMass>(exact));
+    const RangeMass exact = joined(team, masses(r));
     Scratch s;
     s.set    = list(r);
     s.hist   = hist(r);
@@ -409,7 +465,10 @@ struct SplitKernel {
     const Candidates set = list(r);
     const float cut      = key_value(sr.d.cut.key);
     switch (sr.mode) {
-      case SplitMode::none: break;
+      case SplitMode::none:
+      case SplitMode::deferred:  // (sampler and list rows: the deferred
+      case SplitMode::third:     // launches run instead of this one)
+        break;
       case SplitMode::from_set: {
         fill_neg_inf(team, row + b, e - b);
         team.team_barrier();
@@ -437,16 +496,193 @@ struct SplitKernel {
         }
         break;
     }
-    // Leave the row's counts zero for the next call, and report.
-    if (s == 0) {
-      std::uint32_t* h = hist(r);
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lay.buckets + 1),
-                           [&](int i) { h[i] = 0; });
+    if (s == 0) clear(team, r);
+  }
+
+  // Leaves row r's counts zero for the next call, and reports.
+  KOKKOS_INLINE_FUNCTION void clear(member_type const& team, std::int64_t r) const {
+    std::uint32_t* h = hist(r);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lay.buckets + 1),
+                         [&](int i) { h[i] = 0; });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      *counter(r) = 0;
+      if (k.io.stats != nullptr) k.io.stats[r * k.io.stats_stride] = state(r).st;
+    });
+  }
+
+  // --- the sampler's and the list's deferred rows (Deferred) ------------------
+  //
+  // A row whose top-p kept set passes the tiers (MaskKernel's Next::defer)
+  // is finished as MaskKernel's second kernel finishes it, with its reads
+  // split across the row's S teams like the mask's: split_deferred_gather
+  // plans the boundary's buckets from the merged histogram (every team the
+  // same plan, from the same integers), gathers them and, on the row's last
+  // team, cuts the set and places the draw's target or the list's first C
+  // entries in buckets; split_deferred_finish gathers those and its last
+  // team draws or lists. Where a check fails, that team finishes the row
+  // as the second kernel would (draw_partial, list_partial, whole-row
+  // search). split_deferred_finish also does split_write's clearing.
+
+  KOKKOS_INLINE_FUNCTION Scratch row_scratch(std::int64_t r, int* result) const {
+    Scratch s;
+    s.set    = list(r);
+    s.hist   = hist(r);
+    s.result = result;
+    return s;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredGather,
+                                         member_type const& team) const {
+    const std::int64_t r = team.league_rank() / lay.teams_per_row;
+    const int s          = team.league_rank() % lay.teams_per_row;
+    SplitRow& sr         = state(r);
+    if (sr.mode != SplitMode::deferred) return;
+    scratch_view<int> slot(team.team_scratch(0), 2);
+    const Scratch sc = row_scratch(r, slot.data() + 1);
+    const Filters f  = sr.f;
+    HeadMass head;
+    head.head  = sr.plan.head;
+    head.total = sr.plan.total;
+    head.known = true;
+    BucketPlan plan;
+    const bool planned = k.plan_buckets(team, f, sr.map, sr.scan, int(sr.plan.outliers),
+                                        head, sc, plan);
+    RangeMass m;
+    RangeMass::init(m);
+    if (planned) {
+      const int b = seg_begin(s);
+      m = gather_range(team, row_of(r) + b, seg_end(s) - b, sr.map, plan.range, sc.set,
+                       true, k.mass_of(sr.scan, f), false, b);
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
+    if (!last_team(team, r, slot.data())) return;
+    if constexpr (Policy<ExecutionSpace>::deferred_out_of_line) {
+      // On a copy made here, for the row's last team only: inlined, or out
+      // of line on the kernel argument itself, nvcc copied the whole functor
+      // (2.5 KB) into every thread's local memory at the kernel's entry,
+      // row or no row (see MaskKernel::finish_deferred_out_of_line).
+      const SplitKernel copy(*this);
+      copy.deferred_cut_out_of_line(team, r, plan, planned, sc);
+    } else {
+      deferred_cut(team, r, plan, planned, sc);
+    }
+  }
+
+  KOKKOS_FUNCTION QRITA_NOINLINE void deferred_cut_out_of_line(
+      member_type const& team, std::int64_t r, BucketPlan const& plan, bool planned,
+      Scratch const& sc) const {
+    deferred_cut(team, r, plan, planned, sc);
+  }
+
+  // The last team of a deferred row: the cut on the boundary's buckets
+  // (or the whole-row search), then the buckets of the draw's target or of
+  // the list's first C entries for split_deferred_finish, or the row
+  // finished here where those do not fit.
+  KOKKOS_INLINE_FUNCTION void deferred_cut(member_type const& team, std::int64_t r,
+                                           BucketPlan const& plan, bool planned,
+                                           Scratch const& sc) const {
+    SplitRow& sr   = state(r);
+    const T* row   = row_of(r);
+    const Filters f = sr.f;
+    RowStats st    = sr.st;
+    SplitMode mode = SplitMode::none;
+    Decision d;
+    if (!planned) {
+      // As the second kernel: the whole-row search.
+      d = k.decide_whole_row(team, row, f, sr.scan, st);
+      k.finish_row(team, r, row, f, sr.scan, sr.map, d, sc);
+    } else {
+      const RangeMass exact = joined(team, masses(r));
+      k.resolve_buckets(team, f, sr.scan, plan, exact, *sc.set.counter, sc, d, st);
+      const MassMeasure mass = k.mass_of(sr.scan, f);
+      BucketRange range;
+      bool read = false;
+      weight_type target = 0;
+      typename Kernel::KeptSum kept{0, 0};
+      if (d.partial) {
+        if constexpr (M == Mode::sample) {
+          range = k.draw_range(team, f, sr.scan, sr.map, d, sc, mass, target);
+          read  = true;
+        } else {
+          read = k.list_range(team, sr.map, d, sc, mass, kept, range) ==
+                 Kernel::ListRange::read;
+        }
+      }
+      if (read) {
+        const RangeCounts counts =
+            count_range(team, sc.hist, sr.map.nb, d.outliers, range);
+        read = counts.inside > 0 && counts.inside <= std::uint32_t(sc.set.capacity());
+      }
+      if (read) {
+        mode = SplitMode::third;
+      } else {
+        k.finish_row(team, r, row, f, sr.scan, sr.map, d, sc);
+      }
+      team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        *counter(r) = 0;
-        if (k.io.stats != nullptr) k.io.stats[r * k.io.stats_stride] = sr.st;
+        sr.d          = d;
+        sr.third      = range;
+        sr.target     = target;
+        sr.kept_mass  = kept.mass;
+        sr.kept_count = kept.count;
+        if (mode == SplitMode::third) *counter(r) = 0;  // the list is refilled
       });
     }
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      sr.st   = st;
+      sr.mode = mode;
+    });
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredFinish,
+                                         member_type const& team) const {
+    const std::int64_t r = team.league_rank() / lay.teams_per_row;
+    const int s          = team.league_rank() % lay.teams_per_row;
+    SplitRow& sr         = state(r);
+    if (sr.mode != SplitMode::third) {
+      if (s == 0) clear(team, r);
+      return;
+    }
+    scratch_view<int> slot(team.team_scratch(0), 2);
+    const Scratch sc       = row_scratch(r, slot.data() + 1);
+    const Filters f        = sr.f;
+    const MassMeasure mass = k.mass_of(sr.scan, f);
+    const int b            = seg_begin(s);
+    const RangeMass m = gather_range(team, row_of(r) + b, seg_end(s) - b, sr.map, sr.third,
+                                     sc.set, true, mass, false, b);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
+    if (!last_team(team, r, slot.data())) return;
+
+    typename Kernel::ThirdRead got;
+    got.exact    = joined(team, masses(r));
+    const int n  = *sc.set.counter;
+    got.n        = n <= sc.set.capacity() ? n : -1;
+    got.copies   = Kernel::cut_copies(sr.map, sr.third, sr.d.cut);
+    const Decision d = sr.d;
+    bool done        = false;
+    if constexpr (M == Mode::sample) {
+      int token = -1;
+      done      = k.draw_third(team, sr.scan, d, sc, mass, sr.target, got, token);
+      if (done) k.put_token(team, r, token);
+    } else {
+      const typename Kernel::KeptSum kept{sr.kept_mass, sr.kept_count};
+      int listed = 0;
+      done       = k.list_third(team, r, f, sr.scan, d, sc, mass, kept, got, listed);
+      if (done) k.list_tail(team, r, listed, kept.count);
+    }
+    if (!done) {
+      // The set now holds the third read's buckets, not the cut's: the
+      // row's other paths from the cut alone (an ordered scan, or the
+      // whole-row search), as the second kernel takes them.
+      Decision whole = d;
+      whole.partial  = false;
+      whole.write    = Write::row;
+      k.finish_row(team, r, row_of(r), f, sr.scan, sr.map, whole, sc);
+    }
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.mode = SplitMode::none; });
+    clear(team, r);
   }
 };
 
