@@ -717,7 +717,7 @@ struct MaskKernel {
                                           s.set, f.topp && !f.topk, mass,
                                           M == Mode::mask);
     team.team_barrier();
-    resolve_buckets(team, f, scan, plan, exact, *s.set.counter, s, d, st);
+    resolve_buckets(team, f, scan, map, plan, exact, *s.set.counter, s, d, st);
   }
 
   // Which buckets a miss gathers: false when none can (no histogram, the
@@ -786,6 +786,7 @@ struct MaskKernel {
   KOKKOS_INLINE_FUNCTION void resolve_buckets(member_type const& team,
                                               Filters const& f,
                                               RowScan const& scan,
+                                              BucketMap const& map,
                                               BucketPlan const& plan,
                                               RangeMass const& exact, int n,
                                               Scratch const& s, Decision& d,
@@ -795,11 +796,14 @@ struct MaskKernel {
     st.row_passes += 2;
     st.gathered = n;
     st.tier     = n > s.set.cap0;
+    // The set lies between the range's bounds.
+    const key_type bottom = range_bottom_key(map, plan.range);
+    const key_type top    = range_top_key(map, plan.range, scan.max_key);
     Boundary cut;
     if (f.topk) {
       const std::uint32_t above = f.topp ? 0u : plan.above;
       cut = search_k_then_p(team, src, f, mass, weight_type(std::uint32_t(f.k) - above),
-                            neg_inf_key, scan.max_key, RowPath::buckets, st);
+                            bottom, top, RowPath::buckets, st);
     } else {
       // A draw's target: floor(u W / 2^64) + 1 of the exact total W.
       const weight_type target = f.draw ? mul_high_64(f.u, exact.total) + 1
@@ -815,7 +819,7 @@ struct MaskKernel {
       }
       d.drawn = f.draw;
       cut = search(team, src, mass, neg_inf_key, 0, target - exact.above,
-                   neg_inf_key, scan.max_key);
+                   bottom, top);
       st.topp_path   = RowPath::buckets;
       st.topp_passes = held ? std::int16_t(cut.passes) : std::int16_t(-1);
     }
@@ -1086,6 +1090,8 @@ struct MaskKernel {
     int n = -1;
     RangeMass exact;
     std::uint32_t copies = 0;
+    key_type bottom = neg_inf_key;  // below the set's keys (range_bottom_key)
+    key_type top    = no_key;       // at or above them (range_top_key)
   };
 
   // The third read: gathers the buckets `range` into the set (the row is
@@ -1095,8 +1101,7 @@ struct MaskKernel {
                                               Decision const& d, Scratch const& s,
                                               MassMeasure const& mass) const {
     ThirdRead got;
-    const RangeCounts counts = count_range(team, s.hist, map.nb, d.outliers, range);
-    if (counts.inside == 0 || counts.inside > std::uint32_t(s.set.capacity())) return got;
+    if (!range_fits(team, s.hist, map.nb, d.outliers, range, s.set.capacity())) return got;
     team.team_barrier();
     s.set.reset(team);
     team.team_barrier();
@@ -1107,6 +1112,8 @@ struct MaskKernel {
     got.n = *s.set.counter;
     team.team_barrier();
     got.copies = cut_copies(map, range, d.cut);
+    got.bottom = range_bottom_key(map, range);
+    got.top    = range_top_key(map, range, no_key);
     return got;
   }
 
@@ -1165,8 +1172,11 @@ struct MaskKernel {
     // Above the range: kept entries of exact weight `above` (when the
     // range reaches the cut's bucket; otherwise inside is 0).
     if (!(target > above && target - above <= inside)) return false;
-    const Boundary b = search(team, src, mass, cut.key, got.copies, target - above,
-                              key_type(cut.key - 1), scan.max_key);
+    // Without copies of the cut in the set, the set's own bottom may do.
+    const key_type lo = got.copies == 0 && got.bottom > cut.key - 1 ? got.bottom
+                                                                     : key_type(cut.key - 1);
+    const Boundary b  = search(team, src, mass, cut.key, got.copies, target - above, lo,
+                               got.top < scan.max_key ? got.top : scan.max_key);
     token = tie_column_bound(team, s.set, got.n, b.key, b.keep, prm.vocab);
     return true;
   }

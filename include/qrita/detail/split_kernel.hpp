@@ -438,7 +438,7 @@ struct SplitKernel {
     const int n = *s.set.counter;
     Decision d;
     RowStats st = sr.st;
-    k.resolve_buckets(team, sr.f, sr.scan, sr.plan, exact, n, s, d, st);
+    k.resolve_buckets(team, sr.f, sr.scan, sr.map, sr.plan, exact, n, s, d, st);
     st.tier = n > k.prm.capacity;
     if constexpr (M != Mode::mask) {
       // The sampler or the list: finished here; split_write only clears.
@@ -593,7 +593,7 @@ struct SplitKernel {
       k.finish_row(team, r, row, f, sr.scan, sr.map, d, sc);
     } else {
       const RangeMass exact = joined(team, masses(r));
-      k.resolve_buckets(team, f, sr.scan, plan, exact, *sc.set.counter, sc, d, st);
+      k.resolve_buckets(team, f, sr.scan, sr.map, plan, exact, *sc.set.counter, sc, d, st);
       const MassMeasure mass = k.mass_of(sr.scan, f);
       BucketRange range;
       bool read = false;
@@ -608,11 +608,8 @@ struct SplitKernel {
                  Kernel::ListRange::read;
         }
       }
-      if (read) {
-        const RangeCounts counts =
-            count_range(team, sc.hist, sr.map.nb, d.outliers, range);
-        read = counts.inside > 0 && counts.inside <= std::uint32_t(sc.set.capacity());
-      }
+      if (read)
+        read = range_fits(team, sc.hist, sr.map.nb, d.outliers, range, sc.set.capacity());
       if (read) {
         mode = SplitMode::third;
       } else {
@@ -659,6 +656,8 @@ struct SplitKernel {
     const int n  = *sc.set.counter;
     got.n        = n <= sc.set.capacity() ? n : -1;
     got.copies   = Kernel::cut_copies(sr.map, sr.third, sr.d.cut);
+    got.bottom   = range_bottom_key(sr.map, sr.third);
+    got.top      = range_top_key(sr.map, sr.third, no_key);
     const Decision d = sr.d;
     bool done        = false;
     if constexpr (M == Mode::sample) {
