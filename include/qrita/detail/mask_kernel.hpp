@@ -1091,15 +1091,37 @@ struct MaskKernel {
     RangeMass exact;
     std::uint32_t copies = 0;
     key_type bottom = neg_inf_key;  // below the set's keys (range_bottom_key)
-    key_type top    = no_key;       // at or above them (range_top_key)
+    key_type top    = no_key;       // at or above them, at most the row's maximum
   };
+
+  // What a third read of the buckets `range` knows before it reads: how
+  // many of the cut's group its set counts, and the keys that bound the
+  // set (range_bottom_key, and range_top_key no higher than max_key, the
+  // row's maximum). Both kernels' third reads fill them here.
+  KOKKOS_INLINE_FUNCTION static void bound_third(ThirdRead& got, BucketMap const& map,
+                                                 BucketRange range, Boundary const& cut,
+                                                 key_type max_key) {
+    got.copies = cut_copies(map, range, cut);
+    got.bottom = range_bottom_key(map, range);
+    got.top    = range_top_key(map, range, max_key);
+  }
+
+  // Where a search on a third read's set starts from below: just under the
+  // cut (whose copies the set counts there), or the set's own bottom when
+  // the set holds no copies of the cut and that is higher.
+  KOKKOS_INLINE_FUNCTION static key_type third_low(ThirdRead const& got,
+                                                   Boundary const& cut) {
+    const key_type under = cut.key - 1;
+    return got.copies == 0 && got.bottom > under ? got.bottom : under;
+  }
 
   // The third read: gathers the buckets `range` into the set (the row is
   // not written) and sums the exact weight above them.
   KOKKOS_INLINE_FUNCTION ThirdRead third_read(member_type const& team, const T* row,
                                               BucketMap const& map, BucketRange range,
                                               Decision const& d, Scratch const& s,
-                                              MassMeasure const& mass) const {
+                                              MassMeasure const& mass,
+                                              key_type max_key) const {
     ThirdRead got;
     if (!range_fits(team, s.hist, map.nb, d.outliers, range, s.set.capacity())) return got;
     team.team_barrier();
@@ -1111,9 +1133,7 @@ struct MaskKernel {
     team.team_barrier();
     got.n = *s.set.counter;
     team.team_barrier();
-    got.copies = cut_copies(map, range, d.cut);
-    got.bottom = range_bottom_key(map, range);
-    got.top    = range_top_key(map, range, no_key);
+    bound_third(got, map, range, d.cut, max_key);
     return got;
   }
 
@@ -1137,8 +1157,8 @@ struct MaskKernel {
     const MassMeasure mass = mass_of(scan, f);
     weight_type target     = 0;
     const BucketRange range = draw_range(team, f, scan, map, d, s, mass, target);
-    const ThirdRead got     = third_read(team, row, map, range, d, s, mass);
-    return draw_third(team, scan, d, s, mass, target, got, token);
+    const ThirdRead got     = third_read(team, row, map, range, d, s, mass, scan.max_key);
+    return draw_third(team, d, s, mass, target, got, token);
   }
 
   // The draw's exact target floor(u W / 2^64) + 1 on a partial decision
@@ -1160,10 +1180,10 @@ struct MaskKernel {
 
   // The draw on what a third read gathered (the set). false when it does
   // not hold the target.
-  KOKKOS_INLINE_FUNCTION bool draw_third(member_type const& team, RowScan const& scan,
-                                         Decision const& d, Scratch const& s,
-                                         MassMeasure const& mass, weight_type target,
-                                         ThirdRead const& got, int& token) const {
+  KOKKOS_INLINE_FUNCTION bool draw_third(member_type const& team, Decision const& d,
+                                         Scratch const& s, MassMeasure const& mass,
+                                         weight_type target, ThirdRead const& got,
+                                         int& token) const {
     if (got.n < 0) return false;
     const Boundary cut       = d.cut;
     const Source src         = s.set.source(got.n);
@@ -1172,11 +1192,8 @@ struct MaskKernel {
     // Above the range: kept entries of exact weight `above` (when the
     // range reaches the cut's bucket; otherwise inside is 0).
     if (!(target > above && target - above <= inside)) return false;
-    // Without copies of the cut in the set, the set's own bottom may do.
-    const key_type lo = got.copies == 0 && got.bottom > cut.key - 1 ? got.bottom
-                                                                     : key_type(cut.key - 1);
-    const Boundary b  = search(team, src, mass, cut.key, got.copies, target - above, lo,
-                               got.top < scan.max_key ? got.top : scan.max_key);
+    const Boundary b = search(team, src, mass, cut.key, got.copies, target - above,
+                              third_low(got, cut), got.top);
     token = tie_column_bound(team, s.set, got.n, b.key, b.keep, prm.vocab);
     return true;
   }
@@ -1198,8 +1215,8 @@ struct MaskKernel {
       case ListRange::fails: return false;
       case ListRange::read: break;
     }
-    const ThirdRead got = third_read(team, row, map, range, d, s, mass);
-    return list_third(team, r, f, scan, d, s, mass, kept, got, listed);
+    const ThirdRead got = third_read(team, row, map, range, d, s, mass, scan.max_key);
+    return list_third(team, r, f, d, s, mass, kept, got, listed);
   }
 
   // What a partial decision's list needs: nothing more (C = 0), a third
@@ -1225,10 +1242,10 @@ struct MaskKernel {
   // The list from what a third read gathered (the set). false when it
   // does not hold the first C kept entries.
   KOKKOS_INLINE_FUNCTION bool list_third(member_type const& team, std::int64_t r,
-                                         Filters const& f, RowScan const& scan,
-                                         Decision const& d, Scratch const& s,
-                                         MassMeasure const& mass, KeptSum const& kept,
-                                         ThirdRead const& got, int& listed) const {
+                                         Filters const& f, Decision const& d,
+                                         Scratch const& s, MassMeasure const& mass,
+                                         KeptSum const& kept, ThirdRead const& got,
+                                         int& listed) const {
     if (got.n < 0) return false;
     const int C        = io.list_size;
     const Boundary cut = d.cut;
@@ -1236,7 +1253,7 @@ struct MaskKernel {
     // The range reaches the top: the set's kept entries are the first ones.
     if (sum_above(team, src, CountMeasure{}, cut.key) + got.copies < weight_type(C)) return false;
     const Boundary list_cut = search(team, src, CountMeasure{}, cut.key, got.copies,
-                                     weight_type(C), key_type(cut.key - 1), scan.max_key);
+                                     weight_type(C), third_low(got, cut), got.top);
     listed = list_entries(team, r, s, got.n, list_cut, mass, kept, f);
     return true;
   }

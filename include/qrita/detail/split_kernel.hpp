@@ -655,19 +655,17 @@ struct SplitKernel {
     got.exact    = joined(team, masses(r));
     const int n  = *sc.set.counter;
     got.n        = n <= sc.set.capacity() ? n : -1;
-    got.copies   = Kernel::cut_copies(sr.map, sr.third, sr.d.cut);
-    got.bottom   = range_bottom_key(sr.map, sr.third);
-    got.top      = range_top_key(sr.map, sr.third, no_key);
+    Kernel::bound_third(got, sr.map, sr.third, sr.d.cut, sr.scan.max_key);
     const Decision d = sr.d;
     bool done        = false;
     if constexpr (M == Mode::sample) {
       int token = -1;
-      done      = k.draw_third(team, sr.scan, d, sc, mass, sr.target, got, token);
+      done      = k.draw_third(team, d, sc, mass, sr.target, got, token);
       if (done) k.put_token(team, r, token);
     } else {
       const typename Kernel::KeptSum kept{sr.kept_mass, sr.kept_count};
       int listed = 0;
-      done       = k.list_third(team, r, f, sr.scan, d, sc, mass, kept, got, listed);
+      done       = k.list_third(team, r, f, d, sc, mass, kept, got, listed);
       if (done) k.list_tail(team, r, listed, kept.count);
     }
     if (!done) {
