@@ -197,14 +197,17 @@ template <class Exec, class T>
 }
 
 // sample_mask(space, logits, params) on a copy of the batch; the masked
-// logits as floats.
+// logits as floats. With Memory::workspace, on `given` if not null (a
+// workspace shared by several calls), else on a fresh one; the same below.
 template <class Exec, class T = float>
 std::vector<float> run_mask(SampleBatch const& b, qrita::Options const& opts = {},
-                            Memory memory = Memory::workspace) {
+                            Memory memory = Memory::workspace,
+                            qrita::Workspace<Exec> const* given = nullptr) {
   DeviceBatch<Exec, T> d(b);
   const Exec space;
   if (memory == Memory::workspace)
-    qrita::sample_mask(space, d.logits, d.params, opts, workspace_for<Exec>(b, opts, memory));
+    qrita::sample_mask(space, d.logits, d.params, opts,
+                       given != nullptr ? *given : workspace_for<Exec>(b, opts, memory));
   else
     qrita::sample_mask(space, d.logits, d.params, opts);
   space.fence();
@@ -214,7 +217,8 @@ std::vector<float> run_mask(SampleBatch const& b, qrita::Options const& opts = {
 // sample_tokens: one token per row.
 template <class Exec, class T = float>
 std::vector<int> run_tokens(SampleBatch const& b, qrita::Options const& opts = {},
-                            Memory memory = Memory::workspace) {
+                            Memory memory = Memory::workspace,
+                            qrita::Workspace<Exec> const* given = nullptr) {
   DeviceBatch<Exec, T> d(b);
   using mem = typename Exec::memory_space;
   Kokkos::View<int*, mem> tokens(uninitialized("tokens"), std::size_t(b.batch));
@@ -222,7 +226,7 @@ std::vector<int> run_tokens(SampleBatch const& b, qrita::Options const& opts = {
   const Exec space;
   if (memory == Memory::workspace)
     qrita::sample_tokens(space, d.logits, d.params, d.seeds, d.offsets, tokens, opts,
-                         workspace_for<Exec>(b, opts, memory));
+                         given != nullptr ? *given : workspace_for<Exec>(b, opts, memory));
   else
     qrita::sample_tokens(space, d.logits, d.params, d.seeds, d.offsets, tokens, opts);
   space.fence();
@@ -244,7 +248,8 @@ struct Candidates {
 template <class Exec, class T = float>
 Candidates run_candidates(SampleBatch const& b, std::int64_t capacity,
                           qrita::Options const& opts = {}, Memory memory = Memory::workspace,
-                          bool with_probs = true, bool with_logprobs = true) {
+                          bool with_probs = true, bool with_logprobs = true,
+                          qrita::Workspace<Exec> const* given = nullptr) {
   DeviceBatch<Exec, T> d(b);
   using mem = typename Exec::memory_space;
   const std::size_t B = std::size_t(b.batch), C = std::size_t(capacity);
@@ -262,7 +267,7 @@ Candidates run_candidates(SampleBatch const& b, std::int64_t capacity,
   const Exec space;
   if (memory == Memory::workspace)
     qrita::candidate_list(space, d.logits, d.params, ids, probs, logprobs, counts, opts,
-                          workspace_for<Exec>(b, opts, memory));
+                          given != nullptr ? *given : workspace_for<Exec>(b, opts, memory));
   else
     qrita::candidate_list(space, d.logits, d.params, ids, probs, logprobs, counts, opts);
   space.fence();

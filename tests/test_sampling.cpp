@@ -650,6 +650,58 @@ TYPED_TEST(Sampling, LargeKeptSetsGiveTheSameTokensAndListsOnEveryPath) {
   large_kept_sets_agree<TypeParam, qrita::bfloat16>();
 }
 
+// One workspace for a sequence of calls: each call leaves the workspace's
+// row state (histograms, counters, flags) clear for the next, whichever
+// launches it ran (the mask's split_write, the clearing in the sampler's
+// and the list's split_gather, the deferred rows' launches), so every call,
+// in turn with the others on one workspace, gives what it gives on a fresh
+// one. Rows split across teams and not; with p values (randn rows whose
+// top-p sets pass the tier: deferred) and without.
+TYPED_TEST(Sampling, OneWorkspaceForASequenceOfCalls) {
+  const std::int64_t B = 6, V = 20000, C = 64;
+  SampleBatch with_p(B, V);
+  std::mt19937_64 rng(34);
+  const std::vector<RowFilters> fs = {filters(10, 1.0f),          filters(0, 0.9f),
+                                      filters(50, 0.9f, 0.0f, 0.8f), filters(0, 0.9f),
+                                      filters(0, 0.95f, 0.0f, 1.5f), filters(1000, 1.0f, 0.0f, 1.2f)};
+  for (std::int64_t r = 0; r < B; ++r) {
+    if (r == 3 || r == 4)
+      qrita::synthetic::counter_row(with_p.row(r), V, qrita::synthetic::CounterShape::randn, 3, r);
+    else
+      qrita::synthetic::lm_row(with_p.row(r), V, rng);
+    with_p.filters[std::size_t(r)] = fs[std::size_t(r)];
+  }
+  with_p.present.min_p = false;  // (min-p rows are never split)
+  SampleBatch k_only = with_p;
+  k_only.present.p   = false;
+  qrita::Options whole, split;
+  whole.candidate_capacity = split.candidate_capacity = 4096;
+  whole.tier_capacity = split.tier_capacity = 2000;
+  split.teams_per_row = 3;
+  const TypeParam space;
+  for (auto const& [what, opts] : {std::pair<const char*, qrita::Options>{"one team a row", whole},
+                                   {"rows split across 3 teams", split}}) {
+    for (auto const& [which, b] : {std::pair<const char*, SampleBatch const*>{"with p", &with_p},
+                                   {"k only", &k_only}}) {
+      SCOPED_TRACE(std::string(what) + ", " + which);
+      const std::vector<int> tokens    = qtest::run_tokens<TypeParam>(*b, opts);
+      const Candidates list            = qtest::run_candidates<TypeParam>(*b, C, opts);
+      const std::vector<float> masked  = qtest::run_mask<TypeParam>(*b, opts);
+      const qrita::Workspace<TypeParam> ws(space, B, V, opts);
+      for (int call = 0; call < 3; ++call) {
+        SCOPED_TRACE("call " + std::to_string(call) + " on the shared workspace");
+        EXPECT_EQ(qtest::run_tokens<TypeParam>(*b, opts, Memory::workspace, &ws), tokens);
+        const Candidates again = qtest::run_candidates<TypeParam>(
+            *b, C, opts, Memory::workspace, true, true, &ws);
+        for (std::int64_t r = 0; r < B; ++r)
+          EXPECT_EQ(list_bits(again, r), list_bits(list, r)) << "row " << r;
+        EXPECT_TRUE(qtest::same_bits(
+            qtest::run_mask<TypeParam>(*b, opts, Memory::workspace, &ws), masked));
+      }
+    }
+  }
+}
+
 // =============================================================================
 // Randomized: per-row temperature, min-p, k and p; float, bf16 and fp16
 

@@ -185,6 +185,29 @@ struct RangeMass {
   }
 };
 
+// gather_range's visitor (see visit_groups): each entry to visit(value,
+// column, acc), which says whether it becomes -inf; with `write`, a group
+// that changed is stored, a loose entry that changed is written.
+template <class T, class Visit>
+struct GatherVisitor {
+  T* row;
+  int head;  // split.head: the first group's first column
+  int column_base;
+  bool write;
+  Visit const& visit;
+  RangeMass& acc;
+  KOKKOS_FORCEINLINE_FUNCTION void group(Group<T>& x, int g) const {
+    const int at       = head + Lanes<T>::n * g;
+    const bool changed = drop_in_group(
+        x, column_base + at, [&](float z, int c) { return visit(z, c, acc); });
+    if (changed && write) store_group(row + at, x);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void loose(int column) const {
+    if (visit(to_float(row[column]), column_base + column, acc) && write)
+      row[column] = neg_inf_of<T>();
+  }
+};
+
 // The second read (and, with `write`, write) of a miss, over `vocab`
 // entries from `row` (a whole row, or a segment whose first column is
 // column_base): entries above the range are kept (left as they are),
@@ -192,8 +215,8 @@ struct RangeMass {
 // are offered to `out` and left for the decision. Without `write` (the
 // sampler and the candidate list, which never write the logits) nothing is
 // stored. With want_mass, sums the exact weights relative to the row
-// maximum.
-template <class Member, class T>
+// maximum. Each thread keeps Unroll 16-byte loads in flight (visit_groups).
+template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
                                               int vocab, BucketMap const& map,
                                               BucketRange r,
@@ -202,7 +225,6 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
                                               MassMeasure const& mass,
                                               bool write, int column_base = 0) {
   const RowSplit split = split_row(row, vocab);
-  constexpr int L      = Lanes<T>::n;
   // Returns whether z changes (to -inf).
   const auto visit = [&](float z, int column, RangeMass& acc) {
     if (!is_candidate(order_key(z))) return !stored_neg_inf(z);
@@ -220,21 +242,13 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
     return true;
   };
   RangeMass result;
+  const int workers = team.team_size();
   team_reduce(
-      team, split.iterations(),
-      [&](int i, RangeMass& acc) {
-        if (i < split.body) {
-          T* at            = row + split.head + L * i;
-          Group<T> x       = load_group(at);
-          const int column = column_base + split.head + L * i;
-          const bool changed = drop_in_group(
-              x, column, [&](float z, int c) { return visit(z, c, acc); });
-          if (changed && write) store_group(at, x);
-        } else {
-          const int column = split.loose_column(i);
-          if (visit(to_float(row[column]), column_base + column, acc) && write)
-            row[column] = neg_inf_of<T>();
-        }
+      team, workers,
+      [&](int j, RangeMass& acc) {
+        visit_groups<Unroll>(row, split, j, workers,
+                             GatherVisitor<T, decltype(visit)>{row, split.head, column_base,
+                                                               write, visit, acc});
       },
       StructReducer<RangeMass>(result));
   return result;

@@ -235,8 +235,8 @@ void launch_deferred(ExecutionSpace const& space,
 }
 
 // The launches of a split call (split_kernel.hpp), in order on `space`:
-// scan, gather and write; for a sampler or list call that can defer rows
-// (see launch_mode), its deferred rows' two launches instead of the write.
+// scan, gather and, for the mask, write; for a sampler or list call that
+// can defer rows (see launch_mode), its deferred rows' two launches.
 template <class ExecutionSpace, class T, Mode M>
 void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> const& kernel,
                   LaunchPlan const& plan, SplitSizes const& split, char* ws) {
@@ -267,8 +267,10 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
       const Deferred dk{Deferred::Kernel::from(kernel), ws, layout};
       run("qrita::split_deferred_gather", dk, SplitDeferredGather{}, 64);
       run("qrita::split_deferred_finish", dk, SplitDeferredFinish{}, 64);
-      return;
     }
+    // Otherwise nothing to write: split_gather cleared the rows
+    // (SplitKernel::clears_in_gather).
+    return;
   }
   run("qrita::split_write", sk, SplitWrite{}, 64);
 }

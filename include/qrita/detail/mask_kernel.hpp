@@ -198,6 +198,13 @@ struct MaskKernel {
   template <class U>
   using scratch_view = Kokkos::View<U*, scratch_space, Kokkos::MemoryUnmanaged>;
   static constexpr int row_unroll = Policy<ExecutionSpace>::row_unroll;
+  // Loads in flight in gather_range (pass 2, the third read): row_unroll
+  // for 4-byte logits. 16-bit logits read one group at a time there: with
+  // two, the unsplit bf16 and fp16 kernels grew past what nvcc inlines, and
+  // an out-of-line call made them copy their functor (2.4 KB) into every
+  // thread's local memory at entry (sm_90 stack 248 -> 2392 bytes), 1.3x
+  // the time of a bf16 mask at B = 1024 on an H100 (2026-11-25).
+  static constexpr int gather_unroll = sizeof(T) == 4 ? row_unroll : 1;
   static constexpr int slots      = 2;  // team-shared ints: counter, result
 
   using value_type = T;
@@ -713,7 +720,7 @@ struct MaskKernel {
     s.set.reset(team);
     team.team_barrier();
     const MassMeasure mass = mass_of(scan, f);
-    const RangeMass exact  = gather_range(team, row, prm.vocab, map, plan.range,
+    const RangeMass exact  = gather_range<gather_unroll>(team, row, prm.vocab, map, plan.range,
                                           s.set, f.topp && !f.topk, mass,
                                           M == Mode::mask);
     team.team_barrier();
@@ -1128,7 +1135,7 @@ struct MaskKernel {
     s.set.reset(team);
     team.team_barrier();
     // (write = false: nothing is stored through the pointer.)
-    got.exact = gather_range(team, const_cast<T*>(row), prm.vocab, map, range, s.set,
+    got.exact = gather_range<gather_unroll>(team, const_cast<T*>(row), prm.vocab, map, range, s.set,
                              true, mass, false);
     team.team_barrier();
     got.n = *s.set.counter;

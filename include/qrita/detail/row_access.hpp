@@ -20,6 +20,7 @@
 #include <qrita/types.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace qrita {
 namespace detail {
@@ -124,32 +125,53 @@ KOKKOS_FORCEINLINE_FUNCTION bool drop_in_group(Group<T>& x, int column, F const&
   }
 }
 
-// Visits every entry of a row as f(value, column), from one of T workers
-// (worker j of [0, W)): the body's groups j, j + W, j + 2W, ... and the
-// loose entries j, j + W, ... . With Unroll = 2 each worker issues two
-// 16-byte loads before it looks at either: a thread's loads then overlap
-// instead of waiting one after another, which is what lets fewer teams
-// saturate HBM. On a device, workers are a team's threads, so consecutive
-// threads read consecutive groups (coalesced); on a host backend W is 1.
+// Visits every group of a row from one of W workers (worker j of [0, W)):
+// v.group(x, g) for the body's groups g = j, j + W, j + 2W, ... (x, the
+// group loaded, may be changed and stored by v; its first column is
+// split.head + L * g), then v.loose(column) for the loose entries j,
+// j + W, ... . With Unroll = 2 each worker issues two 16-byte loads before
+// it looks at either: a thread's loads then overlap instead of waiting one
+// after another, which is what lets fewer teams saturate HBM. On a device,
+// workers are a team's threads, so consecutive threads read consecutive
+// groups (coalesced); on a host backend W is 1.
+// The visitor is a struct whose members are forced inline (its group body
+// appears twice per step).
+template <int Unroll, class T, class V>
+KOKKOS_FORCEINLINE_FUNCTION void visit_groups(T* row, RowSplit const& split, int j, int W,
+                                              V const& v) {
+  static_assert(Unroll == 1 || Unroll == 2, "visit_groups: Unroll is 1 or 2");
+  constexpr int L = Lanes<std::remove_const_t<T>>::n;
+  T* body         = row + split.head;
+  for (int g = j; g < split.body; g += Unroll * W) {
+    const int g2   = g + W;
+    const bool two = Unroll == 2 && g2 < split.body;
+    auto a         = load_group(body + L * g);
+    auto b         = a;
+    if (two) b = load_group(body + L * g2);
+    v.group(a, g);
+    if (two) v.group(b, g2);
+  }
+  for (int l = j; l < split.head + split.tail; l += W) v.loose(split.loose_column(split.body + l));
+}
+
+// visit_row's visitor: every entry as f(value, column).
+template <class T, class F>
+struct EntryVisitor {
+  const T* row;
+  int head;  // split.head: the first group's first column
+  F const& f;
+  KOKKOS_FORCEINLINE_FUNCTION void group(Group<T> const& x, int g) const {
+    visit_group(x, head + Lanes<T>::n * g, f);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void loose(int column) const { f(to_float(row[column]), column); }
+};
+
+// Visits every entry of a row as f(value, column), from one of W workers
+// (see visit_groups).
 template <int Unroll, class T, class F>
 KOKKOS_FORCEINLINE_FUNCTION void visit_row(const T* row, RowSplit const& split, int j,
                                       int W, F const& f) {
-  static_assert(Unroll == 1 || Unroll == 2, "visit_row: Unroll is 1 or 2");
-  constexpr int L = Lanes<T>::n;
-  const T* body   = row + split.head;
-  for (int g = j; g < split.body; g += Unroll * W) {
-    const int g2     = g + W;
-    const bool two   = Unroll == 2 && g2 < split.body;
-    const Group<T> a = load_group(body + L * g);
-    Group<T> b       = a;
-    if (two) b = load_group(body + L * g2);
-    visit_group(a, split.head + L * g, f);
-    if (two) visit_group(b, split.head + L * g2, f);
-  }
-  for (int l = j; l < split.head + split.tail; l += W) {
-    const int column = split.loose_column(split.body + l);
-    f(to_float(row[column]), column);
-  }
+  visit_groups<Unroll>(row, split, j, W, EntryVisitor<T, F>{row, split.head, f});
 }
 
 // A whole row as a search source (see Source in candidates.hpp): the same
