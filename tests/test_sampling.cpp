@@ -679,10 +679,14 @@ TYPED_TEST(Sampling, OneWorkspaceForASequenceOfCalls) {
   whole.tier_capacity = split.tier_capacity = 2000;
   split.teams_per_row = 3;
   const TypeParam space;
-  for (auto const& [what, opts] : {std::pair<const char*, qrita::Options>{"one team a row", whole},
-                                   {"rows split across 3 teams", split}}) {
-    for (auto const& [which, b] : {std::pair<const char*, SampleBatch const*>{"with p", &with_p},
-                                   {"k only", &k_only}}) {
+  // (Named arrays, not braced lists: nvcc 11.8 cannot deduce the range of
+  // a braced list of pairs.)
+  const std::pair<const char*, qrita::Options> layouts[] = {
+      {"one team a row", whole}, {"rows split across 3 teams", split}};
+  const std::pair<const char*, SampleBatch const*> batches[] = {{"with p", &with_p},
+                                                                {"k only", &k_only}};
+  for (auto const& [what, opts] : layouts) {
+    for (auto const& [which, b] : batches) {
       SCOPED_TRACE(std::string(what) + ", " + which);
       const std::vector<int> tokens    = qtest::run_tokens<TypeParam>(*b, opts);
       const Candidates list            = qtest::run_candidates<TypeParam>(*b, C, opts);
