@@ -178,11 +178,12 @@ struct DeviceBatch {
   }
 };
 
+// The workspace of a call with Memory::workspace: the caller's (`given`),
+// or one sized for the batch.
 template <class Exec>
 qrita::Workspace<Exec> workspace_for(SampleBatch const& b, qrita::Options const& opts,
-                                     Memory memory) {
-  return memory == Memory::workspace ? qrita::Workspace<Exec>(Exec(), b.batch, b.vocab, opts)
-                                     : qrita::Workspace<Exec>();
+                                     qrita::Workspace<Exec> const* given) {
+  return given != nullptr ? *given : qrita::Workspace<Exec>(Exec(), b.batch, b.vocab, opts);
 }
 
 // The device logits still hold what DeviceBatch stored (the batch's values
@@ -206,8 +207,7 @@ std::vector<float> run_mask(SampleBatch const& b, qrita::Options const& opts = {
   DeviceBatch<Exec, T> d(b);
   const Exec space;
   if (memory == Memory::workspace)
-    qrita::sample_mask(space, d.logits, d.params, opts,
-                       given != nullptr ? *given : workspace_for<Exec>(b, opts, memory));
+    qrita::sample_mask(space, d.logits, d.params, opts, workspace_for<Exec>(b, opts, given));
   else
     qrita::sample_mask(space, d.logits, d.params, opts);
   space.fence();
@@ -226,7 +226,7 @@ std::vector<int> run_tokens(SampleBatch const& b, qrita::Options const& opts = {
   const Exec space;
   if (memory == Memory::workspace)
     qrita::sample_tokens(space, d.logits, d.params, d.seeds, d.offsets, tokens, opts,
-                         given != nullptr ? *given : workspace_for<Exec>(b, opts, memory));
+                         workspace_for<Exec>(b, opts, given));
   else
     qrita::sample_tokens(space, d.logits, d.params, d.seeds, d.offsets, tokens, opts);
   space.fence();
@@ -267,7 +267,7 @@ Candidates run_candidates(SampleBatch const& b, std::int64_t capacity,
   const Exec space;
   if (memory == Memory::workspace)
     qrita::candidate_list(space, d.logits, d.params, ids, probs, logprobs, counts, opts,
-                          given != nullptr ? *given : workspace_for<Exec>(b, opts, memory));
+                          workspace_for<Exec>(b, opts, given));
   else
     qrita::candidate_list(space, d.logits, d.params, ids, probs, logprobs, counts, opts);
   space.fence();

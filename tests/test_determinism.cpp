@@ -6,6 +6,8 @@
 #include "support.hpp"
 #include "synthetic.hpp"
 
+#include <qrita/detail/boundary_buckets.hpp>
+
 #include <random>
 #include <tuple>
 
@@ -98,6 +100,109 @@ TYPED_TEST(Determinism, SameRowSameOutputAnywhere) {
     EXPECT_EQ(row_of(in_b, at_b[std::size_t(j)]), alone[std::size_t(j)])
         << "probe " << j << " (team size " << other.team_size << ")";
   }
+}
+
+// The bucket plan's suffix scan (boundary_buckets.hpp): one case per team.
+// Case c scans values[offset(c), offset(c) + nb(c)) from the top.
+template <class Exec, class T>
+struct CrossingProbe {
+  using mem = typename Exec::memory_space;
+  Kokkos::View<const T*, mem> values;
+  Kokkos::View<const int*, mem> offset, nb;
+  Kokkos::View<const T*, mem> head, target;
+  Kokkos::View<int*, mem> out;
+  KOKKOS_INLINE_FUNCTION void operator()(
+      typename Kokkos::TeamPolicy<Exec>::member_type const& team) const {
+    const int c = team.league_rank();
+    int* slot   = static_cast<int*>(team.team_shmem().get_shmem(sizeof(int)));
+    const T* v  = values.data() + offset(c);
+    const int b = qrita::detail::suffix_crossing<T>(
+        team, nb(c), head(c), [&](int i) { return v[i]; }, target(c), slot);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { out(c) = b; });
+  }
+};
+
+template <class Exec, class T>
+Kokkos::View<const T*, typename Exec::memory_space> on_device(std::vector<T> const& host) {
+  Kokkos::View<T*, typename Exec::memory_space> d("qrita_tests::probe", host.size());
+  const auto mirror = Kokkos::create_mirror_view(d);
+  for (std::size_t i = 0; i < host.size(); ++i) mirror(i) = host[i];
+  Kokkos::deep_copy(d, mirror);
+  return d;
+}
+
+// The definition, walked from the top on the host.
+template <class T>
+int crossing_reference(std::vector<T> const& v, T head, T target) {
+  T acc = head;
+  if (acc >= target) return int(v.size());
+  for (int b = int(v.size()) - 1; b >= 0; --b) {
+    acc += v[std::size_t(b)];
+    if (acc >= target) return b;
+  }
+  return -1;
+}
+
+template <class Exec, class T>
+void check_suffix_crossing(T max_value) {
+  std::mt19937_64 rng(sizeof(T) * 131);
+  std::vector<T> values;
+  std::vector<int> offset, nb;
+  std::vector<T> head, target;
+  std::vector<int> want;
+  const int sizes[] = {1, 2, 5, 64, 255, 256, 257, 2048, 2049};
+  for (int n : sizes) {
+    for (int trial = 0; trial < 6; ++trial) {
+      std::vector<T> v(static_cast<std::size_t>(n));
+      for (T& x : v) x = rng() % 3 == 0 ? T(0) : T(rng() % max_value);
+      const T h = trial == 0 ? T(0) : T(rng() % max_value);
+      // Targets on every kind of edge: met by the head alone, at an exact
+      // suffix sum (inclusive) and one past it, at the total and past it.
+      std::vector<T> suffix(std::size_t(n) + 1, h);
+      for (std::size_t b = std::size_t(n); b-- > 0;) suffix[b] = suffix[b + 1] + v[b];
+      const std::size_t at = std::size_t(rng() % std::uint64_t(n));
+      const T targets[] = {h, T(h / 2), suffix[at], T(suffix[at] + 1), suffix[0], T(suffix[0] + 1)};
+      for (T t : targets) {
+        offset.push_back(int(values.size()));
+        nb.push_back(n);
+        head.push_back(h);
+        target.push_back(t);
+        want.push_back(crossing_reference(v, h, t));
+      }
+      values.insert(values.end(), v.begin(), v.end());
+    }
+  }
+  const int cases = int(want.size());
+  CrossingProbe<Exec, T> probe{on_device<Exec>(values), on_device<Exec>(offset),
+                               on_device<Exec>(nb),     on_device<Exec>(head),
+                               on_device<Exec>(target),
+                               Kokkos::View<int*, typename Exec::memory_space>("out", cases)};
+  // Team sizes are powers of two in qrita (launch.hpp), as Kokkos' CUDA
+  // team scan requires.
+  const int widest = int(Kokkos::TeamPolicy<Exec>(Exec(), 1, 1).team_size_max(
+      probe, Kokkos::ParallelForTag()));
+  const int teams[] = {1, 2, 4, 32, 64, 256, 1024};
+  for (int team : teams) {
+    if (team > widest) continue;
+    Kokkos::deep_copy(probe.out, -7);
+    Kokkos::TeamPolicy<Exec> policy(Exec(), cases, team);
+    policy.set_scratch_size(0, Kokkos::PerTeam(int(sizeof(int))));
+    Kokkos::parallel_for("qrita_tests::suffix_crossing", policy, probe);
+    const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), probe.out);
+    int wrong = 0;
+    for (int c = 0; c < cases; ++c)
+      if (got(c) != want[std::size_t(c)] && ++wrong <= 5)
+        ADD_FAILURE() << "team size " << team << ", case " << c << " (nb " << nb[std::size_t(c)]
+                      << "): " << got(c) << ", want " << want[std::size_t(c)];
+    EXPECT_EQ(wrong, 0) << "team size " << team;
+  }
+}
+
+// The crossing is the definition's at every team size (exact integer sums:
+// the same bucket however the team splits the range).
+TYPED_TEST(Determinism, SuffixCrossingIsTheDefinitionsAtAnyTeamSize) {
+  check_suffix_crossing<TypeParam, std::uint32_t>(1000u);
+  check_suffix_crossing<TypeParam, std::uint64_t>(std::uint64_t(1) << 50);
 }
 
 // Case 20: the same kept set on every enabled backend.

@@ -24,30 +24,54 @@
 #include <qrita/detail/reducers.hpp>
 #include <qrita/detail/row_access.hpp>
 
+#include <type_traits>
+
 namespace qrita {
 namespace detail {
 
 // Largest index b in [0, nb] such that head + sum of value(b') for
 // b <= b' < nb is >= target (index nb: the head alone); -1 if none. `slot`
-// is a team-scratch int. Values must be >= 0.
+// is a team-scratch int. Values are unsigned integers, so the sums are
+// exact: the crossing is one bucket, the same at any team size.
+//
+// One chunk: each thread sums a contiguous run of buckets from the top,
+// one team_scan gives every run the sum above it, and the one thread whose
+// run holds the crossing walks it again. (A TeamThreadRange parallel_scan
+// walks the range in chunks of the team size, a team scan and a broadcast
+// each, and calls `value` twice per bucket: on the 2048 buckets of a top-p
+// plan that was most of the deferred sampler launch's time on an H100,
+// docs/PERFORMANCE.md.)
 template <class T, class Member, class Value>
 KOKKOS_INLINE_FUNCTION int suffix_crossing(Member const& team, int nb, T head,
                                            Value const& value, T target,
                                            int* slot) {
-  team.team_barrier();
-  Kokkos::single(Kokkos::PerTeam(team),
-                 [&]() { *slot = head >= target ? nb : -1; });
-  team.team_barrier();
-  if (!(head >= target)) {
-    Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, nb),
-                          [&](int i, T& partial, bool final) {
-                            const int b = nb - 1 - i;
-                            const T v   = value(b);
-                            if (final && head + partial < target &&
-                                head + partial + v >= target)
-                              *slot = b;
-                            partial += v;
-                          });
+  static_assert(std::is_integral<T>::value && std::is_unsigned<T>::value,
+                "qrita: suffix_crossing sums unsigned integers (exact sums make "
+                "the crossing unique and independent of the team size)");
+  if (head >= target) return nb;  // the same in every thread
+  const int threads = team.team_size();
+  const int run     = (nb + threads - 1) / threads;
+  const int first   = team.team_rank() * run;
+  const int last    = first + run < nb ? first + run : nb;
+  T sum             = 0;
+  for (int i = first; i < last; ++i) sum += value(nb - 1 - i);
+  team.team_barrier();  // earlier readers of *slot are done
+  const T start = head + team.team_scan(sum);
+  // start < target in thread 0; the sums only grow: exactly one thread
+  // holds the crossing, or the last one finds that the total falls short.
+  if (start < target && target - start <= sum) {
+    T acc = start;
+    for (int i = first; i < last; ++i) {
+      const int b = nb - 1 - i;
+      const T v   = value(b);
+      if (target - acc <= v) {
+        *slot = b;
+        break;
+      }
+      acc += v;
+    }
+  } else if (team.team_rank() == threads - 1 && start < target) {
+    *slot = -1;
   }
   team.team_barrier();
   const int b = *slot;
@@ -131,11 +155,27 @@ KOKKOS_INLINE_FUNCTION bool range_fits(Member const& team, const std::uint32_t* 
   return c.inside > 0 && c.inside <= std::uint32_t(capacity);
 }
 
+// A bound in weight units as an integer: x rounded up, within [0, 2^63].
+KOKKOS_INLINE_FUNCTION weight_type weight_ceil(double x) {
+  if (!(x > 0.0)) return 0;
+  if (x >= 0x1p63) return weight_type(1) << 63;
+  const weight_type w = static_cast<weight_type>(x);
+  return double(w) < x ? w + 1 : w;
+}
+
 // Top-p: the buckets that may hold the boundary, given the exact mass of
 // the outliers above t (head_mass), bounds on the exact target
-// ceil(p * total), the row maximum and the weight scale.
+// ceil(p * total), the row maximum and the weight scale. A bucket's bounds
+// are integers (upper rounded up, lower down) and at most count x 2^F, the
+// most its entries weigh: the sums stay exact and below 2^62.
+//
+// Out of line: inlined (two scans, each with two loops of exp), it pushed
+// the unsplit 16-bit mask kernel and the split list kernel past what nvcc
+// 11.8 inlines, and the calls left out of line then copied the kernel
+// functor (about 2.4 KB) into every thread's local memory: 1.1-1.6x the
+// time of a bf16 or fp16 mask at B = 1024 on an H100 (2026-11-25).
 template <class Member>
-KOKKOS_INLINE_FUNCTION BucketRange topp_range(Member const& team,
+KOKKOS_FUNCTION QRITA_NOINLINE BucketRange topp_range(Member const& team,
                                               const std::uint32_t* hist,
                                               BucketMap const& map,
                                               double head_mass,
@@ -148,21 +188,28 @@ KOKKOS_INLINE_FUNCTION BucketRange topp_range(Member const& team,
   const double I = double(inv_t);
   // Relative slack for exp in float and the rounding of z - max.
   constexpr double rel = 1e-4;
+  const auto most = [&](std::uint32_t c) { return weight_type(c) * weight_type(S); };
   const auto upper = [&](int b) {
-    const double c = double(hist[b]);
-    return c == 0.0 ? 0.0 : c * exp_d((map.upper(b) - M) * I) * S * (1.0 + rel);
+    const std::uint32_t c = hist[b];
+    if (c == 0) return weight_type(0);
+    const weight_type w =
+        weight_ceil(double(c) * exp_d((map.upper(b) - M) * I) * S * (1.0 + rel));
+    return w < most(c) ? w : most(c);
   };
   const auto lower = [&](int b) {
-    const double c = double(hist[b]);
-    if (c == 0.0) return 0.0;
+    const std::uint32_t c = hist[b];
+    if (c == 0) return weight_type(0);
     const double w = exp_d((map.lower(b) - M) * I) * S * (1.0 - rel) - 1.0;
-    return w > 0.0 ? c * w : 0.0;
+    if (!(w > 0.0)) return weight_type(0);
+    const weight_type l = static_cast<weight_type>(w < S ? w : S);
+    return weight_type(c) * l;
   };
+  const weight_type head = weight_ceil(head_mass);
   BucketRange r;
   // Above hi even the upper bounds fall short of the smallest target; at or
   // above lo even the lower bounds reach the largest one.
-  r.hi = suffix_crossing<double>(team, map.nb, head_mass, upper, target_lo, slot);
-  r.lo = suffix_crossing<double>(team, map.nb, head_mass, lower, target_hi, slot);
+  r.hi = suffix_crossing<weight_type>(team, map.nb, head, upper, weight_ceil(target_lo), slot);
+  r.lo = suffix_crossing<weight_type>(team, map.nb, head, lower, weight_ceil(target_hi), slot);
   if (r.hi < 0) r.hi = 0;  // unreachable with consistent bounds
   if (r.lo < 0) r.lo = 0;
   // One bucket of margin on each side: entries sit on bucket edges.

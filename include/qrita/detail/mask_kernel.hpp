@@ -202,8 +202,9 @@ struct MaskKernel {
   // for 4-byte logits. 16-bit logits read one group at a time there: with
   // two, the unsplit bf16 and fp16 kernels grew past what nvcc inlines, and
   // an out-of-line call made them copy their functor (2.4 KB) into every
-  // thread's local memory at entry (sm_90 stack 248 -> 2392 bytes), 1.3x
-  // the time of a bf16 mask at B = 1024 on an H100 (2026-11-25).
+  // thread's local memory at entry (sm_90 stack 248 -> 2392 bytes), and
+  // those cells took 1.10-1.65x their time on an H100 (2026-11-25,
+  // docs/PERFORMANCE.md, fourteenth run).
   static constexpr int gather_unroll = sizeof(T) == 4 ? row_unroll : 1;
   static constexpr int slots      = 2;  // team-shared ints: counter, result
 
@@ -720,9 +721,9 @@ struct MaskKernel {
     s.set.reset(team);
     team.team_barrier();
     const MassMeasure mass = mass_of(scan, f);
-    const RangeMass exact  = gather_range<gather_unroll>(team, row, prm.vocab, map, plan.range,
-                                          s.set, f.topp && !f.topk, mass,
-                                          M == Mode::mask);
+    const RangeMass exact =
+        gather_range<gather_unroll>(team, row, prm.vocab, map, plan.range, s.set,
+                                    f.topp && !f.topk, mass, M == Mode::mask);
     team.team_barrier();
     resolve_buckets(team, f, scan, map, plan, exact, *s.set.counter, s, d, st);
   }
@@ -1135,8 +1136,8 @@ struct MaskKernel {
     s.set.reset(team);
     team.team_barrier();
     // (write = false: nothing is stored through the pointer.)
-    got.exact = gather_range<gather_unroll>(team, const_cast<T*>(row), prm.vocab, map, range, s.set,
-                             true, mass, false);
+    got.exact = gather_range<gather_unroll>(team, const_cast<T*>(row), prm.vocab, map,
+                                            range, s.set, true, mass, false);
     team.team_barrier();
     got.n = *s.set.counter;
     team.team_barrier();

@@ -400,9 +400,9 @@ struct SplitKernel {
     if (sr.mode == SplitMode::gather) {
       const int b = seg_begin(s);
       const MassMeasure mass = k.mass_of(sr.scan, sr.f);
-      m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, sr.map, sr.plan.range,
-                       list(r), sr.f.topp && !sr.f.topk, mass,
-                       M == Mode::mask, b);
+      m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, sr.map,
+                                              sr.plan.range, list(r), sr.f.topp && !sr.f.topk,
+                                              mass, M == Mode::mask, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (sr.mode != SplitMode::gather) {
@@ -568,8 +568,9 @@ struct SplitKernel {
     RangeMass::init(m);
     if (planned) {
       const int b = seg_begin(s);
-      m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, sr.map, plan.range, sc.set,
-                       true, k.mass_of(sr.scan, f), false, b);
+      m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, sr.map,
+                                              plan.range, sc.set, true, k.mass_of(sr.scan, f),
+                                              false, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (!last_team(team, r, slot.data())) return;
@@ -663,8 +664,9 @@ struct SplitKernel {
     const Filters f        = sr.f;
     const MassMeasure mass = k.mass_of(sr.scan, f);
     const int b            = seg_begin(s);
-    const RangeMass m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, sr.map, sr.third,
-                                     sc.set, true, mass, false, b);
+    const RangeMass m =
+        gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, sr.map,
+                                            sr.third, sc.set, true, mass, false, b);
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (!last_team(team, r, slot.data())) return;
 
