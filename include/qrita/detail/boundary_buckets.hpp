@@ -155,34 +155,21 @@ KOKKOS_INLINE_FUNCTION bool range_fits(Member const& team, const std::uint32_t* 
   return c.inside > 0 && c.inside <= std::uint32_t(capacity);
 }
 
-// A bound in weight units as an integer: x rounded up, within [0, 2^63].
-KOKKOS_INLINE_FUNCTION weight_type weight_ceil(double x) {
-  if (!(x > 0.0)) return 0;
-  if (x >= 0x1p63) return weight_type(1) << 63;
-  const weight_type w = static_cast<weight_type>(x);
-  return double(w) < x ? w + 1 : w;
-}
-
 // Top-p: the buckets that may hold the boundary, given the exact mass of
 // the outliers above t (head_mass), bounds on the exact target
 // ceil(p * total), the row maximum and the weight scale. A bucket's bounds
 // are integers (upper rounded up, lower down) and at most count x 2^F, the
 // most its entries weigh: the sums stay exact and below 2^62.
 //
-// Out of line: inlined (two scans, each with two loops of exp), it pushed
-// the unsplit 16-bit mask kernel and the split list kernel past what nvcc
-// 11.8 inlines, and the calls left out of line then copied the kernel
-// functor (about 2.4 KB) into every thread's local memory: 1.1-1.6x the
-// time of a bf16 or fp16 mask at B = 1024 on an H100 (2026-11-25).
+// Two scans, each with two loops of exp: inlined where the caller has room
+// (MaskKernel::inline_topp), else called out of line (topp_range below).
 template <class Member>
-KOKKOS_FUNCTION QRITA_NOINLINE BucketRange topp_range(Member const& team,
-                                              const std::uint32_t* hist,
-                                              BucketMap const& map,
-                                              double head_mass,
-                                              double target_lo,
-                                              double target_hi, float max,
-                                              float scale, float inv_t,
-                                              int* slot) {
+KOKKOS_INLINE_FUNCTION BucketRange topp_range_inline(Member const& team,
+                                                     const std::uint32_t* hist,
+                                                     BucketMap const& map,
+                                                     double head_mass, double target_lo,
+                                                     double target_hi, float max,
+                                                     float scale, float inv_t, int* slot) {
   const double M = double(max);
   const double S = double(scale);
   const double I = double(inv_t);
@@ -216,6 +203,22 @@ KOKKOS_FUNCTION QRITA_NOINLINE BucketRange topp_range(Member const& team,
   r.lo = r.lo > 0 ? r.lo - 1 : 0;
   r.hi = r.hi < map.nb ? r.hi + 1 : map.nb;
   return r;
+}
+
+// The same, out of line. Inlined into the unsplit 16-bit mask kernels and
+// the split list kernel, it pushed them past what nvcc 11.8 inlines, and the
+// calls left out of line then copied the kernel functor (about 2.4 KB)
+// into every thread's local memory: 1.1-1.6x the time of a bf16 or fp16
+// mask at B = 1024 on an H100 (2026-11-25).
+template <class Member>
+KOKKOS_FUNCTION QRITA_NOINLINE BucketRange topp_range(Member const& team,
+                                                      const std::uint32_t* hist,
+                                                      BucketMap const& map,
+                                                      double head_mass, double target_lo,
+                                                      double target_hi, float max,
+                                                      float scale, float inv_t, int* slot) {
+  return topp_range_inline(team, hist, map, head_mass, target_lo, target_hi, max, scale,
+                           inv_t, slot);
 }
 
 // Exact fixed-point weights summed by the second read.

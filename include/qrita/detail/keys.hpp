@@ -78,6 +78,16 @@ KOKKOS_FORCEINLINE_FUNCTION weight_type fixed_weight(float z, float ref, float s
   return e == e ? static_cast<weight_type>(exp_f(e) * scale) : weight_type(0);
 }
 
+// A non-negative amount in weight units, rounded up to an integer: 0 for
+// anything not above 0 (NaN included), 2^63 at and past it. Weights and
+// their sums stay below 2^62, so every bound the kernels round is exact.
+KOKKOS_INLINE_FUNCTION weight_type weight_ceil(double x) {
+  if (!(x > 0.0)) return 0;
+  if (x >= 0x1p63) return weight_type(1) << 63;
+  const weight_type w = static_cast<weight_type>(x);
+  return double(w) < x ? w + 1 : w;
+}
+
 }  // namespace detail
 }  // namespace qrita
 

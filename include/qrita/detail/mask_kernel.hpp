@@ -99,11 +99,7 @@ struct KernelParams {
 
 // Smallest integer weight >= p * S (at least 1): the top-p target.
 KOKKOS_INLINE_FUNCTION weight_type mass_target(float p, double total) {
-  double t = double(p) * total;
-  // ceil without <cmath>: weights stay below 2^62, so the cast is exact
-  // enough and safe.
-  weight_type w = static_cast<weight_type>(t);
-  if (double(w) < t) w += 1;
+  const weight_type w = weight_ceil(double(p) * total);
   return w < 1 ? weight_type(1) : w;
 }
 
@@ -207,6 +203,13 @@ struct MaskKernel {
   // docs/PERFORMANCE.md, fourteenth run).
   static constexpr int gather_unroll = sizeof(T) == 4 ? row_unroll : 1;
   static constexpr int slots      = 2;  // team-shared ints: counter, result
+  // Whether the top-p bucket plans (topp_range) are inlined: in the 4-byte
+  // mask and sampler kernels, where the inlined first build of 715c0d3 was
+  // faster (the sampler on big nuclei at B = 1 0.73x the base's time
+  // against 0.78x out of line, H100, 2026-11-25). Out of line in the 16-bit
+  // and list kernels: inlined, it pushed the unsplit 16-bit mask and the
+  // split list kernels into a functor copy (see topp_range).
+  static constexpr bool inline_topp = sizeof(T) == 4 && M != Mode::candidates;
 
   using value_type = T;
 
@@ -755,9 +758,8 @@ struct MaskKernel {
       const double slack = 1e-5 * head.total + 4.0 * double(prm.vocab) + 4.0;
       const double share = f.draw ? double(f.u) * 0x1p-64 : double(f.p);
       const double want  = share * head.total;
-      range = topp_range(team, s.hist, map, head.head, want - slack,
-                         want + slack, key_value(scan.max_key),
-                         prm.weight_scale, f.inv_t, s.result);
+      range = topp_buckets(team, s.hist, map, head.head, want - slack, want + slack,
+                           key_value(scan.max_key), f.inv_t, s.result);
     } else {
       range.lo = 0;  // top-p whose top-k was trivial: every candidate
       range.hi = nb;
@@ -1181,9 +1183,23 @@ struct MaskKernel {
     target              = mul_high_64(f.u, W) + 1;
     // The target is exact; the slack covers the histogram's rounding.
     const double slack = 1e-6 * double(W) + 4.0 * double(prm.vocab) + 4.0;
-    return topp_range(team, s.hist, map, d.head, double(target) - slack,
-                      double(target) + slack, key_value(scan.max_key), prm.weight_scale,
-                      f.inv_t, s.result);
+    return topp_buckets(team, s.hist, map, d.head, double(target) - slack,
+                        double(target) + slack, key_value(scan.max_key), f.inv_t, s.result);
+  }
+
+  // topp_range, inlined or not (inline_topp).
+  KOKKOS_INLINE_FUNCTION BucketRange topp_buckets(member_type const& team,
+                                                  const std::uint32_t* hist,
+                                                  BucketMap const& map, double head_mass,
+                                                  double target_lo, double target_hi,
+                                                  float max, float inv_t, int* slot) const {
+    if constexpr (inline_topp) {
+      return topp_range_inline(team, hist, map, head_mass, target_lo, target_hi, max,
+                               prm.weight_scale, inv_t, slot);
+    } else {
+      return topp_range(team, hist, map, head_mass, target_lo, target_hi, max,
+                        prm.weight_scale, inv_t, slot);
+    }
   }
 
   // The draw on what a third read gathered (the set). false when it does
