@@ -295,7 +295,7 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
                      "for at least this batch and vocab)");
   }
 
-  Kernel kernel{call.logits, call.io, KernelParams{}, SigmaTables{}};
+  Kernel kernel{call.logits, call.io, KernelParams{}};
   KernelParams& prm = kernel.prm;
   prm.batch         = call.batch;
   prm.vocab         = call.vocab;

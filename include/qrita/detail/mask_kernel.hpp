@@ -216,14 +216,13 @@ struct MaskKernel {
   T* logits;  // written only by Mode::mask
   RowIO io;
   KernelParams prm;
-  SigmaTables tables;
 
   // The same call's kernel in another variant (OutOfLineSearch, Deferred):
   // every member above, copied. (The one place that lists them: a member
   // added above must be added here.)
   template <bool O, bool D>
   static MaskKernel from(MaskKernel<ExecutionSpace, T, M, O, D> const& k) {
-    return MaskKernel{k.logits, k.io, k.prm, k.tables};
+    return MaskKernel{k.logits, k.io, k.prm};
   }
 
   // Team scratch: candidate values and columns, histogram, shared ints.
@@ -287,7 +286,7 @@ struct MaskKernel {
   // The same, not inlined, called on a copy of the kernel that operator()
   // makes for a deferred row only (CUDA: Policy::deferred_out_of_line).
   // nvcc keeps some of the row's functions out of line, and a kernel whose
-  // functor (a kernel argument, about 2.4 KB with the sigma tables) has its
+  // functor (a kernel argument, about 0.8 KB; 2.4 KB when it held the sigma tables) has its
   // address taken copies it whole into every thread's local memory at the
   // kernel's entry: 220 us per call at B = 1024 on an H100 (ncu) with no
   // row deferred (docs/PERFORMANCE.md). Here only a deferred row's team
@@ -467,17 +466,17 @@ struct MaskKernel {
   // same way, but never above its margin-free quantile.
   KOKKOS_INLINE_FUNCTION float truncation_delta(Filters const& f) const {
     const double vocab = double(prm.vocab);
-    const float fit    = tables.topk[table_index(0.5 * prm.capacity / vocab)];
+    const float fit    = sigma_topk(table_index(0.5 * prm.capacity / vocab));
     // A draw, min-p alone, or a list of a row without a filter: the
     // threshold that fits the buffer.
     if (f.draw || !(f.topk || f.topp)) return fit;
     if (f.topk) {
-      const float dk = tables.topk[table_index(double(f.k) / vocab)];
+      const float dk = sigma_topk(table_index(double(f.k) / vocab));
       const float lo = with_margin(dk);
       const float up = fit < dk ? fit : dk;
       return lo > up ? lo : up;
     }
-    const float dp = with_margin(tables.topp[table_index(double(f.p))]);
+    const float dp = with_margin(sigma_topp(table_index(double(f.p))));
     return dp > fit ? dp : fit;
   }
 
@@ -492,7 +491,7 @@ struct MaskKernel {
     const double share = (8.0 * double(f.k) + 2048.0) / double(prm.vocab);
     if (share >= 0.5) return th.lo;
     const float lo = static_cast<float>(
-        th.mean + double(tables.topk[table_index(share)]) * th.sigma);
+        th.mean + double(sigma_topk(table_index(share))) * th.sigma);
     return lo > th.lo && lo < th.t ? lo : th.lo;
   }
 

@@ -18,12 +18,20 @@
 //
 // The tables only choose where the candidate set is cut; a poor choice costs
 // time (a truncation miss), never correctness.
+//
+// Constants in the functions that read them, not members of the kernel:
+// as members (1.6 KB) they made up two thirds of the kernel functor, which
+// nvcc copies into every thread's local memory wherever a call is left out
+// of line (the deferred kernels' entry, the split sampler's last team).
+
+#include <qrita/detail/compat.hpp>
 
 namespace qrita {
 namespace detail {
 
-struct SigmaTables {
-  float topk[200] = {
+// delta_k for table index i in [0, 199].
+KOKKOS_INLINE_FUNCTION float sigma_topk(int i) {
+  static constexpr float table[200] = {
        2.576f,  2.319f,  2.178f,  2.064f,  1.968f,  1.892f,  1.819f,  1.757f,  1.708f,  1.659f,
        1.616f,  1.568f,  1.526f,  1.492f,  1.456f,  1.420f,  1.382f,  1.342f,  1.309f,  1.280f,
        1.249f,  1.221f,  1.193f,  1.169f,  1.145f,  1.121f,  1.095f,  1.073f,  1.050f,  1.030f,
@@ -45,7 +53,12 @@ struct SigmaTables {
       -1.300f, -1.330f, -1.367f, -1.404f, -1.441f, -1.485f, -1.523f, -1.564f, -1.607f, -1.658f,
       -1.710f, -1.778f, -1.832f, -1.901f, -1.978f, -2.068f, -2.174f, -2.325f, -2.577f, -3.813f,
   };
-  float topp[200] = {
+  return table[i];
+}
+
+// delta_p for table index i in [0, 199].
+KOKKOS_INLINE_FUNCTION float sigma_topp(int i) {
+  static constexpr float table[200] = {
        3.656f,  3.650f,  3.650f,  3.650f,  3.626f,  3.626f,  3.626f,  3.514f,  3.514f,  3.503f,
        3.503f,  3.434f,  3.434f,  3.428f,  3.428f,  3.387f,  3.380f,  3.380f,  3.376f,  3.373f,
        3.373f,  3.356f,  3.354f,  3.354f,  3.291f,  3.249f,  3.234f,  3.214f,  3.198f,  3.198f,
@@ -67,7 +80,8 @@ struct SigmaTables {
        1.135f,  1.104f,  1.073f,  1.041f,  1.006f,  0.969f,  0.931f,  0.894f,  0.851f,  0.806f,
        0.757f,  0.702f,  0.643f,  0.574f,  0.498f,  0.405f,  0.288f,  0.134f, -0.110f, -3.813f,
   };
-};
+  return table[i];
+}
 
 }  // namespace detail
 }  // namespace qrita
