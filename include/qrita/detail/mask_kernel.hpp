@@ -286,10 +286,11 @@ struct MaskKernel {
   // The same, not inlined, called on a copy of the kernel that operator()
   // makes for a deferred row only (CUDA: Policy::deferred_out_of_line).
   // nvcc keeps some of the row's functions out of line, and a kernel whose
-  // functor (a kernel argument, about 0.8 KB; 2.4 KB when it held the sigma tables) has its
-  // address taken copies it whole into every thread's local memory at the
-  // kernel's entry: 220 us per call at B = 1024 on an H100 (ncu) with no
-  // row deferred (docs/PERFORMANCE.md). Here only a deferred row's team
+  // functor (a kernel argument: about 0.3 KB, 1.9 KB while it held the
+  // sigma tables) has its address taken copies it whole into every
+  // thread's local memory at the kernel's entry: 220 us per call at
+  // B = 1024 on an H100 (ncu, with the tables) with no row deferred
+  // (docs/PERFORMANCE.md). Here only a deferred row's team
   // pays that copy; the idle path stays a read of the flags.
   KOKKOS_FUNCTION QRITA_NOINLINE void finish_deferred_out_of_line(
       member_type const& team, std::int64_t r, Scratch const& s) const {
