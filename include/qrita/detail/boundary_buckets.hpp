@@ -207,9 +207,10 @@ KOKKOS_INLINE_FUNCTION BucketRange topp_range_inline(Member const& team,
 
 // The same, out of line. Inlined into the unsplit 16-bit mask kernels and
 // the split list kernel, it pushed them past what nvcc 11.8 inlines, and the
-// calls left out of line then copied the kernel functor (about 2.4 KB)
-// into every thread's local memory: 1.1-1.6x the time of a bf16 or fp16
-// mask at B = 1024 on an H100 (2026-11-25).
+// calls left out of line then copied the kernel functor (1.9 KB then, with
+// the sigma tables; frames of about 2.4 KB) into every thread's local
+// memory: 1.1-1.6x the time of a bf16 or fp16 mask at B = 1024 on an H100
+// (2026-11-25).
 template <class Member>
 KOKKOS_FUNCTION QRITA_NOINLINE BucketRange topp_range(Member const& team,
                                                       const std::uint32_t* hist,
