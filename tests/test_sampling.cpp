@@ -691,16 +691,21 @@ TYPED_TEST(Sampling, OneWorkspaceForASequenceOfCalls) {
       const std::vector<int> tokens    = qtest::run_tokens<TypeParam>(*b, opts);
       const Candidates list            = qtest::run_candidates<TypeParam>(*b, C, opts);
       const std::vector<float> masked  = qtest::run_mask<TypeParam>(*b, opts);
+      // The last call's workspace is made for a larger batch: its rows'
+      // records (counted from its end) lie elsewhere than in the first's.
       const qrita::Workspace<TypeParam> ws(space, B, V, opts);
-      for (int call = 0; call < 3; ++call) {
-        SCOPED_TRACE("call " + std::to_string(call) + " on the shared workspace");
-        EXPECT_EQ(qtest::run_tokens<TypeParam>(*b, opts, Memory::workspace, &ws), tokens);
+      const qrita::Workspace<TypeParam> wider(space, 3 * B + 1, V, opts);
+      for (int call = 0; call < 4; ++call) {
+        SCOPED_TRACE("call " + std::to_string(call) + (call < 3 ? " on the shared workspace"
+                                                                : " on a wider workspace"));
+        const qrita::Workspace<TypeParam>* on = call < 3 ? &ws : &wider;
+        EXPECT_EQ(qtest::run_tokens<TypeParam>(*b, opts, Memory::workspace, on), tokens);
         const Candidates again = qtest::run_candidates<TypeParam>(
-            *b, C, opts, Memory::workspace, true, true, &ws);
+            *b, C, opts, Memory::workspace, true, true, on);
         for (std::int64_t r = 0; r < B; ++r)
           EXPECT_EQ(list_bits(again, r), list_bits(list, r)) << "row " << r;
         EXPECT_TRUE(qtest::same_bits(
-            qtest::run_mask<TypeParam>(*b, opts, Memory::workspace, &ws), masked));
+            qtest::run_mask<TypeParam>(*b, opts, Memory::workspace, on), masked));
       }
     }
   }

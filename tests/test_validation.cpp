@@ -173,7 +173,7 @@ TYPED_TEST(Validation, StridedStatsAreWrittenAtTheirStride) {
 
 TYPED_TEST(Validation, WorkspaceIsSizedByThePlanAndChecked) {
   // A tier on every backend (hosts have none by default): the workspace is
-  // league x tier x 8 bytes plus a byte per row, plan() says so, and a
+  // league x tier x 8 bytes plus a record per row, plan() says so, and a
   // workspace made for a smaller call is refused before anything is written.
   qrita::Options o;
   o.candidate_capacity = 500;
@@ -181,9 +181,13 @@ TYPED_TEST(Validation, WorkspaceIsSizedByThePlanAndChecked) {
   const TypeParam space;
   const qrita::LaunchPlan plan = qrita::plan(space, this->batch, this->vocab, o);
   EXPECT_EQ(plan.tier_capacity, 1000);
-  // (and a byte per row: the sampler's deferred rows)
+  // (and a record per row, in 16-byte units: a deferred row's first read,
+  // its histogram and its flag)
+  const std::size_t record = qrita::detail::deferred_record_bytes(plan.histogram_buckets);
+  EXPECT_EQ(record % 16, 0u);
+  EXPECT_GT(record, std::size_t(plan.histogram_buckets + 1) * sizeof(std::uint32_t));
   EXPECT_EQ(plan.workspace_bytes,
-            std::size_t(plan.league_size) * 1000u * 8u + std::size_t(this->batch));
+            std::size_t(plan.league_size) * 1000u * 8u + std::size_t(this->batch) * record);
   EXPECT_EQ(qrita::workspace_bytes(space, this->batch, this->vocab, o), plan.workspace_bytes);
   const qrita::Workspace<TypeParam> fits(space, this->batch, this->vocab, o);
   EXPECT_EQ(fits.bytes(), plan.workspace_bytes);
@@ -196,8 +200,15 @@ TYPED_TEST(Validation, WorkspaceIsSizedByThePlanAndChecked) {
   }
   EXPECT_NO_THROW(qrita::sample_mask(space, this->logits, this->k, this->p, o, fits));
   space.fence();
-  // Without a tier, the workspace holds the deferral flags alone.
+  // Without a tier, the workspace holds the deferral records alone; without
+  // a histogram (no row is deferred), a flag per row.
   o.tier_capacity = 0;
+  const qrita::LaunchPlan records_only = qrita::plan(space, this->batch, this->vocab, o);
+  if (records_only.teams_per_row == 1) {
+    EXPECT_EQ(qrita::workspace_bytes(space, this->batch, this->vocab, o),
+              std::size_t(this->batch) * record);
+  }
+  o.histogram = false;
   const qrita::LaunchPlan flags_only = qrita::plan(space, this->batch, this->vocab, o);
   if (flags_only.teams_per_row == 1) {
     EXPECT_EQ(qrita::workspace_bytes(space, this->batch, this->vocab, o),

@@ -179,9 +179,12 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   plan.split_team_size = full.split.team_size;
   if (full.split.rows > 0)
     plan.workspace_bytes = split_layout(plan, full.split).bytes;
-  // A byte per row at the end: the sampler's and the list's deferred rows
-  // (MaskKernel::deferred_flag).
-  plan.workspace_bytes += std::size_t(batch);
+  // A record per row at the end, 16-byte aligned: the sampler's and the
+  // list's deferred rows (MaskKernel::defer; a byte, the flag, without a
+  // histogram).
+  const std::size_t record = deferred_record_bytes(plan.histogram_buckets);
+  if (record > 1) plan.workspace_bytes = (plan.workspace_bytes + 15) / 16 * 16;
+  plan.workspace_bytes += std::size_t(batch) * record;
   return full;
 }
 
@@ -319,8 +322,12 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
   // without p values, without truncation or without a histogram has no
   // second kernel to launch.
   if (M != Mode::mask && ws.given && ws.bytes > 0 && call.io.p != nullptr &&
-      prm.truncation && prm.buckets > 1)
-    prm.deferred_end = static_cast<std::uint8_t*>(ws.data) + ws.bytes;
+      prm.truncation && prm.buckets > 1) {
+    // The records end at the last 16-byte boundary (every plan's size is a
+    // multiple of 16 with records: see make_full_plan).
+    prm.deferred_end    = static_cast<std::uint8_t*>(ws.data) + ws.bytes / 16 * 16;
+    prm.deferred_stride = std::int64_t(deferred_record_bytes(prm.buckets));
+  }
 
   // Rows split across teams, except with min-p (whose count the deciding
   // team would have to take alone).

@@ -34,6 +34,7 @@
 #include <qrita/options.hpp>
 
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 
 namespace qrita {
@@ -92,9 +93,11 @@ struct KernelParams {
   float* tier_values        = nullptr;  // tier_capacity per team, by league rank
   int* tier_columns         = nullptr;
   // The sampler's and the list's deferred rows (nullptr: none): row r's
-  // flag is deferred_end[-1 - r], the workspace's last bytes (see
-  // deferred_flag).
+  // record is the deferred_stride bytes below deferred_end - r *
+  // deferred_stride, at the workspace's end, its last byte the row's flag
+  // (see deferred_flag and DeferredRow).
   std::uint8_t* deferred_end = nullptr;
+  std::int64_t deferred_stride = 1;
 };
 
 // Smallest integer weight >= p * S (at least 1): the top-p target.
@@ -166,6 +169,30 @@ struct HeadMass {
   double total = 0;  // head + the tail weighed by the first read
   bool known   = false;
 };
+
+// What the first kernel knows of a row it defers, after its first read
+// and the decisions that read allows (MaskKernel::defer): the second
+// kernel starts from here instead of reading the row again. Stored in the
+// row's record at the workspace's end, followed by the first read's
+// histogram (buckets + 1 counts) and, in the record's last byte, the flag.
+struct DeferredRow {
+  Filters f;
+  BucketMap map;
+  RowScan scan;
+  HeadMass head;
+  std::uint32_t outliers = 0;
+};
+
+// Bytes of a row's deferral record: the flag alone without a histogram (no
+// row is deferred then), else DeferredRow, the histogram and the flag, in
+// a multiple of 16 bytes so that every record is aligned as the first.
+constexpr std::size_t deferred_header_bytes = (sizeof(DeferredRow) + 15) / 16 * 16;
+constexpr std::size_t deferred_record_bytes(int buckets) {
+  return buckets > 1 ? (deferred_header_bytes +
+                        std::size_t(buckets + 1) * sizeof(std::uint32_t) + 1 + 15) /
+                           16 * 16
+                     : 1;
+}
 
 // One kernel per execution space, logit type and mode: the sampler's and
 // the list's steps are not compiled into the mask's kernel (whose row
@@ -275,11 +302,32 @@ struct MaskKernel {
     }
   }
 
-  // The second kernel's work on a deferred row; it clears the row's flag.
+  // The second kernel's work on a deferred row, from what the first read
+  // left in the row's record (defer): its histogram back into the team's
+  // scratch, the boundary's buckets planned and gathered (the second read
+  // of mask_row's miss path), then the draw or the list. It clears the
+  // row's flag.
   KOKKOS_INLINE_FUNCTION void finish_deferred(member_type const& team, std::int64_t r,
                                               Scratch const& s) const {
-    mask_row(team, r, s);
-    team.team_barrier();  // every thread has read the flag
+    T* row                = logits + r * prm.row_stride;
+    const DeferredRow& dr = deferred_row(r);
+    const Filters f       = dr.f;
+    const BucketMap map   = dr.map;
+    const RowScan scan    = dr.scan;
+    const std::uint32_t* kept_hist = deferred_hist(r);
+    team.team_barrier();  // the previous row's histogram is read
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1),
+                         [&](int b) { s.hist[b] = kept_hist[b]; });
+    team.team_barrier();
+    RowStats st{RowPath::off, RowPath::off, 0, 0, 0, 0, 1, 0, false};
+    Decision d;
+    BucketPlan plan;
+    if (plan_buckets(team, f, map, scan, int(dr.outliers), dr.head, s, plan))
+      second_read(team, row, f, map, scan, plan, s, d, st);
+    else
+      d = decide_whole_row(team, row, f, scan, st);
+    finish_row(team, r, row, f, scan, map, d, s);
+    team.team_barrier();  // every thread has read the flag and the record
     Kokkos::single(Kokkos::PerTeam(team), [&]() { deferred_flag(r) = 0; });
   }
 
@@ -297,18 +345,47 @@ struct MaskKernel {
     finish_deferred(team, r, s);
   }
 
-  // Row r's deferral flag: set by the first kernel, cleared by the second,
-  // so the workspace's flags are all 0 between calls. Counted from the
-  // workspace's end, so that a row's flag is the same byte whatever the
-  // call's batch, and never within the tier or split state of a call the
-  // workspace was made for.
+  // Row r's record (deferred_record_bytes): counted from the workspace's
+  // end, so that a row's record is the same whatever the call's batch,
+  // and never within the tier or split state of a call the workspace was
+  // made for. Its last byte is the row's deferral flag: set by the first
+  // kernel, cleared by the second, so the workspace's flags are all 0
+  // between calls.
+  KOKKOS_INLINE_FUNCTION std::uint8_t* deferred_record(std::int64_t r) const {
+    return prm.deferred_end - (r + 1) * prm.deferred_stride;
+  }
   KOKKOS_INLINE_FUNCTION std::uint8_t& deferred_flag(std::int64_t r) const {
-    return prm.deferred_end[-1 - r];
+    return deferred_record(r)[prm.deferred_stride - 1];
+  }
+  KOKKOS_INLINE_FUNCTION DeferredRow& deferred_row(std::int64_t r) const {
+    return *reinterpret_cast<DeferredRow*>(deferred_record(r));
+  }
+  KOKKOS_INLINE_FUNCTION std::uint32_t* deferred_hist(std::int64_t r) const {
+    return reinterpret_cast<std::uint32_t*>(deferred_record(r) + deferred_header_bytes);
   }
 
-  // The first kernel leaves row r to the second.
-  KOKKOS_INLINE_FUNCTION void defer(member_type const& team, std::int64_t r) const {
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { deferred_flag(r) = 1; });
+  // The first kernel leaves row r to the second, with what its first read
+  // found (DeferredRow, the histogram): the second kernel does not read
+  // the row again for them. The outliers' exact weight is summed here,
+  // from the set that still holds them, as try_outliers summed it.
+  KOKKOS_INLINE_FUNCTION void defer(member_type const& team, std::int64_t r,
+                                    Filters const& f, Threshold const& th,
+                                    BucketMap const& map, RowScan const& scan,
+                                    int outliers, Scratch const& s) const {
+    const HeadMass head =
+        head_mass(team, s.set.source(outliers), th, scan, mass_of(scan, f));
+    std::uint32_t* kept_hist = deferred_hist(r);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1),
+                         [&](int b) { kept_hist[b] = s.hist[b]; });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      DeferredRow& dr = deferred_row(r);
+      dr.f            = f;
+      dr.map          = map;
+      dr.scan         = scan;
+      dr.head         = head;
+      dr.outliers     = std::uint32_t(outliers);
+      deferred_flag(r) = 1;
+    });
   }
 
   // ---------------------------------------------------------------- a row
@@ -337,7 +414,7 @@ struct MaskKernel {
       case Next::second_read: second_read(team, row, f, map, scan, plan, s, d, st); break;
       case Next::whole_row: d = decide_whole_row(team, row, f, scan, st); break;
       case Next::write: break;
-      case Next::defer: return defer(team, r);
+      case Next::defer: return defer(team, r, f, th, map, scan, outliers, s);
     }
     if constexpr (M == Mode::mask) {
       write_mask(team, row, d, s);
