@@ -560,7 +560,9 @@ TYPED_TEST(Sampling, SeedsAndOffsetsChangeTheDraw) {
 // sampler and the list defer such rows to their second kernel, which cuts
 // them on the top-p boundary's buckets and reads the buckets holding the
 // draw's target or the list's first C entries (MaskKernel's Deferred:
-// draw_partial, list_partial); without one, or when those checks fail, the
+// draw_partial, list_partial; with room in the tier, the sampler gathers
+// the draw's buckets in the boundary's read: draw_with_cut); without one,
+// or when those checks fail, the
 // row is searched whole (write_token, write_list). Tokens and lists must be
 // bitwise the same on every path: default buffers, small buffers (the
 // boundary's buckets in a different buffer on different rows), split rows,
@@ -593,6 +595,10 @@ void large_kept_sets_agree() {
   smaller.candidate_capacity = 128;
   qrita::Options split = small;
   split.teams_per_row  = 3;
+  // A tier beside the small buffer: the sampler's second kernel gathers
+  // the draw's buckets in the same read as the boundary's, into the tier.
+  qrita::Options tiered = small;
+  tiered.tier_capacity  = 2000;
   qrita::Options whole;
   whole.sigma_truncation = false;
   // A call given min-p values is never split: the split configurations run
@@ -610,6 +616,7 @@ void large_kept_sets_agree() {
   const std::vector<Config> configs = {
       {"buffers of 512", small, Memory::workspace, false},
       {"buffers of 128", smaller, Memory::workspace, false},
+      {"buffers of 512 and a tier of 2000", tiered, Memory::workspace, false},
       {"buffers of 512, split rows", split, Memory::workspace, true},
       {"split rows", split_default, Memory::workspace, true},
       {"no workspace", qrita::Options{}, Memory::none, false},

@@ -236,17 +236,35 @@ struct RangeMass {
   }
 };
 
+// What gather_two_ranges sums: RangeMass's, and the weight above the
+// second range.
+struct TwoRangeMass {
+  weight_type above;   // entries above the first range
+  weight_type above2;  // entries above the second range
+  weight_type total;   // every candidate of the row
+  KOKKOS_INLINE_FUNCTION static void init(TwoRangeMass& v) {
+    v.above  = 0;
+    v.above2 = 0;
+    v.total  = 0;
+  }
+  KOKKOS_INLINE_FUNCTION static void join(TwoRangeMass& a, const TwoRangeMass& b) {
+    a.above += b.above;
+    a.above2 += b.above2;
+    a.total += b.total;
+  }
+};
+
 // gather_range's visitor (see visit_groups): each entry to visit(value,
 // column, acc), which says whether it becomes -inf; with `write`, a group
 // that changed is stored, a loose entry that changed is written.
-template <class T, class Visit>
+template <class T, class Visit, class Acc = RangeMass>
 struct GatherVisitor {
   T* row;
   int head;  // split.head: the first group's first column
   int column_base;
   bool write;
   Visit const& visit;
-  RangeMass& acc;
+  Acc& acc;
   KOKKOS_FORCEINLINE_FUNCTION void group(Group<T>& x, int g) const {
     const int at       = head + Lanes<T>::n * g;
     const bool changed = drop_in_group(
@@ -302,6 +320,45 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
                                                                write, visit, acc});
       },
       StructReducer<RangeMass>(result));
+  return result;
+}
+
+// A read of a whole row (nothing written) that gathers two bucket ranges
+// at once, `r` into `out` and `r2` (above r: r2.lo > r.hi) into `out2`,
+// and sums the exact weights of every candidate, of those above r and of
+// those above r2. The sampler's second kernel gathers the top-p
+// boundary's buckets and the draw's in it (MaskKernel::draw_with_cut).
+template <int Unroll, class Member, class T>
+KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
+    Member const& team, const T* row, int vocab, BucketMap const& map, BucketRange r,
+    Candidates const& out, BucketRange r2, Candidates const& out2,
+    MassMeasure const& mass) {
+  T* const at          = const_cast<T*>(row);  // (write = false: nothing is stored)
+  const RowSplit split = split_row(at, vocab);
+  const auto visit = [&](float z, int column, TwoRangeMass& acc) {
+    if (!is_candidate(order_key(z))) return false;
+    const int idx       = map.index(z);
+    const weight_type w = mass(z);
+    acc.total += w;
+    if (idx > r2.hi) acc.above2 += w;
+    if (idx > r.hi) {
+      acc.above += w;
+      if (idx >= r2.lo && idx <= r2.hi) out2.push(z, column);
+    } else if (idx >= r.lo) {
+      out.push(z, column);
+    }
+    return false;
+  };
+  TwoRangeMass result;
+  const int workers = team.team_size();
+  team_reduce(
+      team, workers,
+      [&](int j, TwoRangeMass& acc) {
+        visit_groups<Unroll>(at, split, j, workers,
+                             GatherVisitor<T, decltype(visit), TwoRangeMass>{
+                                 at, split.head, 0, false, visit, acc});
+      },
+      StructReducer<TwoRangeMass>(result));
   return result;
 }
 
