@@ -15,7 +15,7 @@
 // on-chip candidates only: a row whose boundary set does not fit on chip is
 // then searched whole (same answer, more reads), and so is a sampler's or
 // list's row whose top-p set is larger than the tiers (with a workspace, a
-// second kernel finishes those in two more reads). qrita::plan(...)
+// second kernel finishes those in one or two more reads). qrita::plan(...)
 // .workspace_bytes says how large a workspace is: the tier (none on host
 // backends unless Options::tier_capacity asks; none where a row fits on
 // chip), the state of split rows (GPUs, small batches), and a record per

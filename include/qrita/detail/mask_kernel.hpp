@@ -371,14 +371,12 @@ struct MaskKernel {
 
   // The first kernel leaves row r to the second, with what its first read
   // found (DeferredRow, the histogram): the second kernel does not read
-  // the row again for them. The outliers' exact weight is summed here,
-  // from the set that still holds them, as try_outliers summed it.
+  // the row again for them. The outliers' count and exact weight come in
+  // the partial plan (plan_buckets).
   KOKKOS_INLINE_FUNCTION void defer(member_type const& team, std::int64_t r,
-                                    Filters const& f, Threshold const& th,
-                                    BucketMap const& map, RowScan const& scan,
-                                    int outliers, Scratch const& s) const {
-    const HeadMass head =
-        head_mass(team, s.set.source(outliers), th, scan, mass_of(scan, f));
+                                    Filters const& f, BucketMap const& map,
+                                    RowScan const& scan, BucketPlan const& plan,
+                                    Scratch const& s) const {
     std::uint32_t* kept_hist = deferred_hist(r);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1),
                          [&](int b) { kept_hist[b] = s.hist[b]; });
@@ -387,8 +385,10 @@ struct MaskKernel {
       dr.f            = f;
       dr.map          = map;
       dr.scan         = scan;
-      dr.head         = head;
-      dr.outliers     = std::uint32_t(outliers);
+      dr.head.head    = plan.head;
+      dr.head.total   = plan.total;
+      dr.head.known   = true;
+      dr.outliers     = plan.outliers;
       deferred_flag(r) = 1;
     });
   }
@@ -419,7 +419,9 @@ struct MaskKernel {
       case Next::second_read: second_read(team, row, f, map, scan, plan, s, d, st); break;
       case Next::whole_row: d = decide_whole_row(team, row, f, scan, st); break;
       case Next::write: break;
-      case Next::defer: return defer(team, r, f, th, map, scan, outliers, s);
+      case Next::defer:
+        if constexpr (M != Mode::mask) return defer(team, r, f, map, scan, plan, s);
+        break;
     }
     if constexpr (M == Mode::mask) {
       write_mask(team, row, d, s);
@@ -861,10 +863,10 @@ struct MaskKernel {
     if (M != Mode::mask && !f.draw && counts.inside > cap && !f.topk && head.known &&
         prm.deferred_end != nullptr) {
       plan.partial  = true;
-      if constexpr (!Deferred) return false;
       plan.outliers = std::uint32_t(outliers);
       plan.head     = head.head;
       plan.total    = head.total;
+      if constexpr (!Deferred) return false;
       range.hi = boundary_hi;
       counts   = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
     }

@@ -374,9 +374,9 @@ struct SplitKernel {
         sr.plan       = plan;
         sr.d          = d;
         sr.tie_column = tie_column;
-        // The list is refilled (a deferred row's, once split_gather has
-        // weighed its outliers).
-        if (mode == SplitMode::gather) *counter(r) = 0;
+        // The list is refilled (a deferred row's by split_deferred_gather;
+        // its outliers' count and weight are in the plan).
+        if (mode == SplitMode::gather || mode == SplitMode::deferred) *counter(r) = 0;
       });
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
@@ -389,12 +389,7 @@ struct SplitKernel {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
     const int s          = team.league_rank() % lay.teams_per_row;
     SplitRow const& sr   = state(r);
-    if constexpr (M != Mode::mask) {
-      if (sr.mode == SplitMode::deferred) {
-        if (s == 0) weigh_outliers(team, r);
-        return;
-      }
-    }
+    if (sr.mode == SplitMode::deferred) return;  // split_deferred_gather's
     RangeMass m;
     RangeMass::init(m);
     if (sr.mode == SplitMode::gather) {
@@ -421,25 +416,6 @@ struct SplitKernel {
   // (a launch saved: 4.8 us of a k-only draw's 77 us at B = 1 on an H100).
   KOKKOS_INLINE_FUNCTION bool clears_in_gather() const {
     return M != Mode::mask && k.prm.deferred_end == nullptr;
-  }
-
-  // A deferred row's outliers: their exact weight and the row's total
-  // (MaskKernel::head_mass, as decide found them), kept with their count
-  // in the row's plan for split_deferred_gather, which refills the list.
-  // (Here rather than in decide: stored there, they made nvcc spill more of
-  // split_scan, every row's launch.)
-  KOKKOS_INLINE_FUNCTION void weigh_outliers(member_type const& team, std::int64_t r) const {
-    SplitRow& sr       = state(r);
-    const int outliers = *counter(r);
-    const HeadMass head =
-        Kernel::head_mass(team, list(r).source(outliers), sr.th, sr.scan, k.mass_of(sr.scan, sr.f));
-    team.team_barrier();
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      sr.plan.outliers = std::uint32_t(outliers);
-      sr.plan.head     = head.head;
-      sr.plan.total    = head.total;
-      *counter(r)      = 0;
-    });
   }
 
   // The search on a missed row's gathered buckets, by one team, once every
