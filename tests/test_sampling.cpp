@@ -560,8 +560,8 @@ TYPED_TEST(Sampling, SeedsAndOffsetsChangeTheDraw) {
 // sampler and the list defer such rows to their second kernel, which cuts
 // them on the top-p boundary's buckets and reads the buckets holding the
 // draw's target or the list's first C entries (MaskKernel's Deferred:
-// draw_partial, list_partial; with room in the tier, the sampler gathers
-// the draw's buckets in the boundary's read: draw_with_cut); without one,
+// draw_partial, list_partial; with room in the tier, the list gathers
+// its buckets in the boundary's read: list_with_cut); without one,
 // or when those checks fail, the
 // row is searched whole (write_token, write_list). Tokens and lists must be
 // bitwise the same on every path: default buffers, small buffers (the
@@ -595,8 +595,8 @@ void large_kept_sets_agree() {
   smaller.candidate_capacity = 128;
   qrita::Options split = small;
   split.teams_per_row  = 3;
-  // A tier beside the small buffer: the sampler's second kernel gathers
-  // the draw's buckets in the same read as the boundary's, into the tier.
+  // A tier beside the small buffer: the list's second kernel gathers its
+  // buckets in the same read as the boundary's, into the tier.
   qrita::Options tiered = small;
   tiered.tier_capacity  = 2000;
   qrita::Options whole;

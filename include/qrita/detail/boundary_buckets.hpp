@@ -327,7 +327,7 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
 // at once, `r` into `out` and `r2` (above r: r2.lo > r.hi) into `out2`,
 // and sums the exact weights of every candidate, of those above r and of
 // those above r2. The sampler's second kernel gathers the top-p
-// boundary's buckets and the draw's in it (MaskKernel::draw_with_cut).
+// boundary's buckets and the list's in it (MaskKernel::list_with_cut).
 template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
     Member const& team, const T* row, int vocab, BucketMap const& map, BucketRange r,

@@ -181,7 +181,7 @@ struct DeferredRow {
   RowScan scan;
   HeadMass head;
   std::uint32_t outliers = 0;
-  int second_counter     = 0;  // the second buckets' set (finish_with_cut)
+  int second_counter     = 0;  // the list buckets' set (list_with_cut)
 };
 
 // Bytes of a row's deferral record: the flag alone without a histogram (no
@@ -324,7 +324,9 @@ struct MaskKernel {
     Decision d;
     BucketPlan plan;
     const bool planned = plan_buckets(team, f, map, scan, int(dr.outliers), dr.head, s, plan);
-    const bool done = planned && plan.partial && finish_with_cut(team, r, row, f, map, scan, plan, s);
+    bool done          = false;
+    if constexpr (M == Mode::candidates)
+      done = planned && plan.partial && list_with_cut(team, r, row, f, map, scan, plan, s);
     if (!done) {
       if (planned)
         second_read(team, row, f, map, scan, plan, s, d, st);
@@ -1241,30 +1243,29 @@ struct MaskKernel {
     return b >= range.lo && b <= range.hi ? cut.keep : 0u;
   }
 
-  // A deferred row in one read of it (the second kernel, finish_deferred):
-  // the buckets of the draw's target (sample_tokens) or of the list's
-  // first C entries (candidate_list) are gathered by the same read as the
-  // top-p boundary's (plan.range), into the tier's last entries, where a
-  // third read would gather them after the cut. Then the cut on the
-  // boundary's set, the kept set's W and K, and the draw or the list on
-  // the second set, checked with exact integers as a third read's are
-  // (draw_third, list_third); where a check fails, the row goes on as
-  // before (a third read: write_token, write_list). false, having read
-  // nothing, when the second buckets do not lie above the boundary's or
-  // do not fit beside them in the set.
-  KOKKOS_INLINE_FUNCTION bool finish_with_cut(member_type const& team, std::int64_t r,
-                                              const T* row, Filters const& f,
-                                              BucketMap const& map, RowScan const& scan,
-                                              BucketPlan const& plan, Scratch const& s) const {
+  // candidate_list on a deferred row in one read of it (the second kernel,
+  // finish_deferred): the buckets of the list's first C entries (exact
+  // counts from the top: they do not depend on the cut) are gathered by
+  // the same read as the top-p boundary's (plan.range), into the tier's
+  // last entries, where a third read would gather them after the cut.
+  // Then the cut on the boundary's set, the kept set's W and K, and the
+  // list from the second set, checked with exact integers as a third
+  // read's is (list_third); where the check fails, the row goes on as
+  // before (write_list: a third read). false, having read nothing, when
+  // the list's buckets do not lie above the boundary's or do not fit
+  // beside them in the set. (The sampler's draw was gathered so too, its
+  // buckets placed before the cut for every W the cut allows: on an H100
+  // it took 1.02-1.17x the time of the draw's own read after the cut,
+  // 2026-11-25, docs/PERFORMANCE.md; it reads them after the cut.)
+  KOKKOS_INLINE_FUNCTION bool list_with_cut(member_type const& team, std::int64_t r,
+                                            const T* row, Filters const& f,
+                                            BucketMap const& map, RowScan const& scan,
+                                            BucketPlan const& plan, Scratch const& s) const {
     DeferredRow& dr        = deferred_row(r);
     const MassMeasure mass = mass_of(scan, f);
     const int tier         = s.set.cap1;
-    if (tier <= 0 || (M == Mode::candidates && io.list_size == 0)) return false;
-    BucketRange second;
-    if constexpr (M == Mode::sample)
-      second = draw_buckets_before_cut(team, f, map, scan, dr, plan, s);
-    else
-      second = list_buckets(team, map, dr.outliers, s);
+    if (tier <= 0 || io.list_size == 0) return false;
+    const BucketRange second = list_buckets(team, map, dr.outliers, s);
     if (!(second.lo > plan.range.hi && second.hi >= second.lo)) return false;
     const std::uint32_t n1 =
         count_range(team, s.hist, map.nb, dr.outliers, plan.range).inside;
@@ -1272,26 +1273,26 @@ struct MaskKernel {
     if (n2 == 0 || n2 > std::uint32_t(tier) || n1 + n2 > std::uint32_t(s.set.capacity()))
       return false;
     // The boundary's set: the on-chip entries and the tier less its last
-    // n2, where the second set goes.
+    // n2, where the list's set goes.
     Scratch cut_set = s;
     cut_set.set.cap1 -= int(n2);
-    Scratch second_set = s;
-    second_set.set     = Candidates{s.set.vals1 + cut_set.set.cap1,
-                                s.set.cols1 + cut_set.set.cap1,
-                                int(n2),
-                                nullptr,
-                                nullptr,
-                                0,
-                                &dr.second_counter};
+    Scratch list_set = s;
+    list_set.set     = Candidates{s.set.vals1 + cut_set.set.cap1,
+                              s.set.cols1 + cut_set.set.cap1,
+                              int(n2),
+                              nullptr,
+                              nullptr,
+                              0,
+                              &dr.second_counter};
     team.team_barrier();
     cut_set.set.reset(team);
-    second_set.set.reset(team);
+    list_set.set.reset(team);
     team.team_barrier();
     const TwoRangeMass m = gather_two_ranges<gather_unroll>(
-        team, row, prm.vocab, map, plan.range, cut_set.set, second, second_set.set, mass);
+        team, row, prm.vocab, map, plan.range, cut_set.set, second, list_set.set, mass);
     team.team_barrier();
     const int gathered = *cut_set.set.counter;
-    const int in_second = *second_set.set.counter;
+    const int listable = *list_set.set.counter;
     team.team_barrier();
     Decision d;
     RowStats st{RowPath::off, RowPath::off, 0, 0, 0, 0, 1, 0, false};
@@ -1300,46 +1301,18 @@ struct MaskKernel {
     exact.total = m.total;
     resolve_buckets(team, f, scan, map, plan, exact, gathered, cut_set, d, st);
     ThirdRead got;
-    got.n           = in_second <= int(n2) ? in_second : -1;
+    got.n           = listable <= int(n2) ? listable : -1;
     got.exact.above = m.above2;
     got.exact.total = m.total;
     bound_third(got, map, second, d.cut, scan.max_key);
     const KeptSum kept = partial_kept(team, d, cut_set, mass);
-    if constexpr (M == Mode::sample) {
-      const weight_type target = mul_high_64(f.u, kept.mass) + 1;
-      int token                = -1;
-      if (d.partial && draw_third(team, d, second_set, mass, target, got, token))
-        put_token(team, r, token);
-      else
-        write_token(team, r, row, f, scan, map, d, s);
-    } else {
-      int listed = 0;
-      if (d.partial && kept.count > std::uint32_t(io.list_size) &&
-          list_third(team, r, f, d, second_set, mass, kept, got, listed))
-        list_tail(team, r, listed, kept.count);
-      else
-        write_list(team, r, row, f, scan, map, d, s);
-    }
+    int listed         = 0;
+    if (d.partial && kept.count > std::uint32_t(io.list_size) &&
+        list_third(team, r, f, d, list_set, mass, kept, got, listed))
+      list_tail(team, r, listed, kept.count);
+    else
+      write_list(team, r, row, f, scan, map, d, s);
     return true;
-  }
-
-  // Where the draw's target of a deferred row lies before its cut is
-  // known: W is at least the cut's target, which plan_buckets placed within
-  // cut_slack, and above it by less than the weight of one entry of the
-  // boundary's buckets; the buckets hold every target floor(u W / 2^64) + 1
-  // those bounds allow (draw_slack wider for the histogram's rounding).
-  KOKKOS_INLINE_FUNCTION BucketRange draw_buckets_before_cut(
-      member_type const& team, Filters const& f, BucketMap const& map, RowScan const& scan,
-      DeferredRow const& dr, BucketPlan const& plan, Scratch const& s) const {
-    const MassMeasure mass = mass_of(scan, f);
-    const double want      = double(f.p) * dr.head.total;
-    const double w_lo      = want - cut_slack(dr.head.total);
-    const double w_hi      = want + cut_slack(dr.head.total) +
-                        double(mass.unit(range_top_key(map, plan.range, scan.max_key)));
-    const double u = double(f.u) * 0x1p-64;
-    return topp_buckets(team, s.hist, map, dr.head.head, u * w_lo - draw_slack(w_hi),
-                        u * w_hi + 1.0 + draw_slack(w_hi), key_value(scan.max_key), f.inv_t,
-                        s.result);
   }
 
   // sample_tokens on a partial decision. false when the buckets read miss
