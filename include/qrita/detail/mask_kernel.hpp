@@ -205,7 +205,10 @@ constexpr std::size_t deferred_record_bytes(int buckets) {
 //
 // Deferred: the sampler's and the list's second kernel, which takes only
 // the rows the first one deferred: top-p survivor sets larger than the
-// candidate tiers, finished by a third read (draw_partial, list_partial).
+// candidate tiers, from the first kernel's record of its first read
+// (DeferredRow), finished by a read of the boundary's buckets and one of
+// the draw's or the list's (draw_partial, list_partial; one read for both
+// where the list's fit beside the boundary's: list_with_cut).
 // That code lives in its own kernel so that it costs the common rows only
 // that kernel's idle launch, 4-26 us on a call given p values (compiled
 // into the first kernel, it made every other sampler and list row 1.1-3x
@@ -1164,8 +1167,10 @@ struct MaskKernel {
   // and sums the exact weight above them. That gives the kept set's exact
   // weight W and size K; a third read then gathers only the buckets the
   // sampler's target or the list's first C entries lie in, found with the
-  // first read's histogram. Three reads in all, instead of a pivot search
-  // over the row; exact either way: the gathered buckets are checked to
+  // first read's histogram (the list's, which do not depend on the cut,
+  // often in the second read: list_with_cut). Three reads in all, the
+  // first kernel's included, instead of a pivot search over the row; exact
+  // either way: the gathered buckets are checked to
   // hold the answer with exact integers, and when they do not (the
   // histogram's mass bounds are approximate) the row is searched whole.
 
