@@ -326,8 +326,8 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
 // A read of a whole row (nothing written) that gathers two bucket ranges
 // at once, `r` into `out` and `r2` (above r: r2.lo > r.hi) into `out2`,
 // and sums the exact weights of every candidate, of those above r and of
-// those above r2. The sampler's second kernel gathers the top-p
-// boundary's buckets and the list's in it (MaskKernel::list_with_cut).
+// those above r2. The list's second kernel gathers the top-p boundary's
+// buckets and those of its first C entries in it (MaskKernel::list_with_cut).
 template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
     Member const& team, const T* row, int vocab, BucketMap const& map, BucketRange r,

@@ -844,7 +844,7 @@ struct MaskKernel {
       range.hi = f.topp ? nb : range.lo;
       if (range.lo < 0) return false;  // unreachable: candidates > k
     } else if (head.known) {
-      const double slack = cut_slack(head.total);
+      const double slack = 1e-5 * head.total + 4.0 * double(prm.vocab) + 4.0;
       const double share = f.draw ? double(f.u) * 0x1p-64 : double(f.p);
       const double want  = share * head.total;
       range = topp_buckets(team, s.hist, map, head.head, want - slack, want + slack,
@@ -1345,19 +1345,9 @@ struct MaskKernel {
     const weight_type W = partial_kept(team, d, s, mass).mass;
     target              = mul_high_64(f.u, W) + 1;
     // The target is exact; the slack covers the histogram's rounding.
-    const double slack = draw_slack(double(W));
+    const double slack = 1e-6 * double(W) + 4.0 * double(prm.vocab) + 4.0;
     return topp_buckets(team, s.hist, map, d.head, double(target) - slack,
                         double(target) + slack, key_value(scan.max_key), f.inv_t, s.result);
-  }
-
-  // The slack of a top-p target placed with the first read's histogram and
-  // its approximate total (plan_buckets), and of an exact draw's target
-  // of a kept set of weight W (the histogram's rounding alone).
-  KOKKOS_INLINE_FUNCTION double cut_slack(double total) const {
-    return 1e-5 * total + 4.0 * double(prm.vocab) + 4.0;
-  }
-  KOKKOS_INLINE_FUNCTION double draw_slack(double W) const {
-    return 1e-6 * W + 4.0 * double(prm.vocab) + 4.0;
   }
 
   // topp_range, inlined or not (inline_topp).
