@@ -573,15 +573,22 @@ struct MaskKernel {
   // Low end of the histogram's range. Top-p: the sample's minimum (a wide
   // nucleus can end anywhere). Top-k (and top-k with top-p, whose boundary
   // lies above top-k's): where the bulk quantile leaves about 8k + 2048
-  // entries above, so that only the entries near t cost an atomic; a miss
-  // whose k-th entry lies lower than that is searched whole.
+  // entries above, and at least histogram_depth sigmas below t, so that
+  // only the entries near t cost an atomic; a miss whose k-th entry lies
+  // lower than that is searched whole. (Without the second bound, small k
+  // put lo on t: the table's bins are half a percent wide, and t, which
+  // leaves about capacity / 2 entries above, came from the same bin as the
+  // 8k + 2048 share, so lo fell back to the sample's minimum and every
+  // entry of the row cost an atomic.)
   KOKKOS_INLINE_FUNCTION float histogram_low(Threshold const& th,
                                              Filters const& f) const {
     if (!th.valid() || !f.topk) return th.lo;
     const double share = (8.0 * double(f.k) + 2048.0) / double(prm.vocab);
     if (share >= 0.5) return th.lo;
-    const float lo = static_cast<float>(
-        th.mean + double(sigma_topk(table_index(share))) * th.sigma);
+    double low = th.mean + double(sigma_topk(table_index(share))) * th.sigma;
+    const double deepest = double(th.t) - histogram_depth * th.sigma;
+    if (low > deepest) low = deepest;
+    const float lo = static_cast<float>(low);
     return lo > th.lo && lo < th.t ? lo : th.lo;
   }
 
