@@ -53,24 +53,6 @@ KOKKOS_INLINE_FUNCTION double sqrt_d(double x) {
 #endif
 }
 
-// The larger (smaller) of two floats; a NaN argument is ignored (IEEE
-// maxNum / minNum), one instruction on NVIDIA devices.
-KOKKOS_FORCEINLINE_FUNCTION float fmax_f(float a, float b) {
-#if KOKKOS_VERSION >= 30700
-  return Kokkos::fmax(a, b);
-#else
-  return Kokkos::Experimental::fmax(a, b);
-#endif
-}
-
-KOKKOS_FORCEINLINE_FUNCTION float fmin_f(float a, float b) {
-#if KOKKOS_VERSION >= 30700
-  return Kokkos::fmin(a, b);
-#else
-  return Kokkos::Experimental::fmin(a, b);
-#endif
-}
-
 // Bit casts between float and its IEEE-754 pattern. A union is what Kokkos
 // itself uses for this on every backend it supports (std::bit_cast is C++20
 // and memcpy is not available in all device compilers Kokkos 3.4 targets).

@@ -184,75 +184,6 @@ struct RowScan {
   }
 };
 
-// The largest entry of a group, NaN ignored (-inf when all are NaN).
-template <int I = 0, class T>
-KOKKOS_FORCEINLINE_FUNCTION float group_max(Group<T> const& x, float m) {
-  if constexpr (I < Lanes<T>::n)
-    return group_max<I + 1>(x, fmax_f(m, to_float(x.v[I])));
-  else
-    return m;
-}
-
-// The candidates of a group (entries neither -inf nor NaN): their number
-// into n, their smallest value into lo.
-template <int I = 0, class T>
-KOKKOS_FORCEINLINE_FUNCTION void group_candidates(Group<T> const& x, std::uint32_t& n,
-                                                  float& lo) {
-  if constexpr (I < Lanes<T>::n) {
-    const float inf = bits_as_float(0x7F800000u);
-    const float z   = to_float(x.v[I]);
-    const bool c    = z > -inf;
-    n += c ? 1u : 0u;
-    lo = fmin_f(lo, c ? z : inf);
-    group_candidates<I + 1>(x, n, lo);
-  }
-}
-
-// scan_row's visitor (see visit_groups). A group whose entries all lie
-// below `bound` (below the histogram's range, or at or below t where there
-// is no histogram) only adds to the counts, the minimum and the maximum:
-// that is most of a top-k row, and it is done for the whole group at once
-// (about a quarter of the per-entry work: on 16-bit logits the per-entry
-// work, not the bytes, bounded the read). Other groups, and the loose
-// entries, go to `entry` one at a time. With `fast` off (a row that sums
-// the weights of every entry) every group goes to `entry`.
-template <class T, class F>
-struct ScanVisitor {
-  const T* row;
-  int head;  // split.head: the first group's first column
-  bool fast;
-  bool strict;   // below means < bound (a histogram), else <= bound
-  bool count_below;
-  float bound;
-  RowScan& acc;
-  F const& entry;
-
-  KOKKOS_FORCEINLINE_FUNCTION void group(Group<T> const& x, int g) const {
-    if (fast) {
-      const float ninf = bits_as_float(0xFF800000u);
-      const float m    = group_max(x, ninf);
-      if (strict ? m < bound : m <= bound) {
-        std::uint32_t n = 0;
-        float lo        = bits_as_float(0x7F800000u);
-        group_candidates(x, n, lo);
-        if (n > 0) {
-          acc.candidates += n;
-          if (count_below) acc.below += n;
-          const key_type kmax = order_key(m);
-          const key_type kmin = order_key(lo);
-          if (kmax > acc.max_key) acc.max_key = kmax;
-          if (kmin < acc.min_key) acc.min_key = kmin;
-        }
-        return;
-      }
-    }
-    visit_group(x, head + Lanes<T>::n * g, entry);
-  }
-  KOKKOS_FORCEINLINE_FUNCTION void loose(int column) const {
-    entry(to_float(row[column]), column);
-  }
-};
-
 // The gathering read (pass 1) of `vocab` entries from `row` (a whole row,
 // or a segment of one whose first column is column_base). Entries above t (none if t is NaN) are
 // offered to `out`; the others are counted into the histogram `hist` (team
@@ -272,16 +203,11 @@ KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
   const float t        = map.t;
   const RowSplit split = split_row(row, vocab);
   const int workers    = team.team_size();
-  // Bucket 0 (below map.lo, and not above t) with a histogram; at or below
-  // t without one.
-  const bool strict = hist != nullptr;
-  const float bound = strict && map.lo < t ? map.lo : t;
-  const bool fast   = !want_tail && bound == bound;
   team_reduce(
       team, workers,
       [&](int j, RowScan& acc) {
         HistogramRun run{hist, workers > 1};
-        const auto entry = [&](float z, int column) {
+        visit_row<Unroll>(row, split, j, workers, [&](float z, int column) {
           const key_type key = order_key(z);
           if (!is_candidate(key)) return;
           acc.candidates += 1;
@@ -301,11 +227,7 @@ KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
               run.add(b);
           }
           if (want_tail) acc.tail += fixed_weight(z, t, scale, inv_t);
-        };
-        visit_groups<Unroll>(row, split, j, workers,
-                             ScanVisitor<T, decltype(entry)>{row, split.head, fast, strict,
-                                                             hist != nullptr, bound, acc,
-                                                             entry});
+        });
         if (hist != nullptr) run.flush();
       },
       StructReducer<RowScan>(result));
