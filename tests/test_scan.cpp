@@ -103,10 +103,13 @@ Got run(std::vector<T> const& host, int offset, int vocab, Case const& c, float 
   const bool tail      = c.tail;
   const int nb         = map.nb;
   const int shmem        = (nb + 1) * int(sizeof(std::uint32_t));
+  // get_shmem rounds a request up to its alignment: ask the policy for more
+  // (without it, CUDA handed the kernel a null pointer).
+  const int scratch = shmem + 64;
   using policy_type = Kokkos::TeamPolicy<Space>;
   using member      = typename policy_type::member_type;
   policy_type policy(1, team_size);
-  policy.set_scratch_size(0, Kokkos::PerTeam(shmem));
+  policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
   Kokkos::parallel_for(
       "qrita_tests::scan", policy, KOKKOS_LAMBDA(member const& team) {
         auto* hist = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(shmem));
