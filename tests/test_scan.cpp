@@ -102,17 +102,20 @@ Got run(std::vector<T> const& host, int offset, int vocab, Case const& c, float 
   const bool with_hist = c.hist;
   const bool tail      = c.tail;
   const int nb         = map.nb;
-  const int shmem        = (nb + 1) * int(sizeof(std::uint32_t));
-  // get_shmem rounds a request up to its alignment: ask the policy for more
-  // (without it, CUDA handed the kernel a null pointer).
-  const int scratch = shmem + 64;
+  // The histogram in team scratch, as the kernels hold it: a scratch View,
+  // whose shmem_size includes the alignment the allocation rounds up to (a
+  // request of exactly (nb + 1) * 4 bytes got a null pointer on CUDA).
+  using scratch_view = Kokkos::View<std::uint32_t*, typename Space::scratch_memory_space,
+                                    Kokkos::MemoryUnmanaged>;
+  const int scratch = int(scratch_view::shmem_size(std::size_t(nb + 1)));
   using policy_type = Kokkos::TeamPolicy<Space>;
   using member      = typename policy_type::member_type;
   policy_type policy(1, team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
   Kokkos::parallel_for(
       "qrita_tests::scan", policy, KOKKOS_LAMBDA(member const& team) {
-        auto* hist = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(shmem));
+        const scratch_view counts(team.team_scratch(0), std::size_t(nb + 1));
+        std::uint32_t* hist = counts.data();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nb + 1),
                              [&](int b) { hist[b] = 0; });
         Kokkos::single(Kokkos::PerTeam(team), [&]() { counter() = 0; });
