@@ -42,6 +42,11 @@ struct BucketMap {
   KOKKOS_FORCEINLINE_FUNCTION int index(float z) const {
     if (z > t) return nb;
     if (!(z >= lo)) return 0;
+    return index_in_range(z);
+  }
+
+  // index(z) for lo <= z <= t, without the two tests: 1 .. nb - 1.
+  KOKKOS_FORCEINLINE_FUNCTION int index_in_range(float z) const {
     float f = (z - lo) * inv_w;
     const float top = float(nb - 2);
     f = f < top ? f : top;

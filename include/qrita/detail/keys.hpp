@@ -47,6 +47,31 @@ KOKKOS_FORCEINLINE_FUNCTION float key_value(key_type k) {
 
 KOKKOS_FORCEINLINE_FUNCTION bool is_candidate(key_type k) { return k > neg_inf_key; }
 
+// Whether x is a candidate (above -inf; NaN is not one) without its key:
+// the same answer as is_candidate(order_key(x)) in one comparison.
+KOKKOS_FORCEINLINE_FUNCTION bool is_candidate_value(float x) {
+  return x > bits_as_float(neg_inf_bits);
+}
+
+// The larger and the smaller of two candidates (neither NaN). Either zero
+// may come back for -0.0 against +0.0; their keys are equal. On a device
+// one instruction each (fmaxf / fminf); on a host a comparison, since the
+// C library's fmax / fmin are calls there.
+KOKKOS_FORCEINLINE_FUNCTION float larger_candidate(float a, float b) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return fmaxf(a, b);
+#else
+  return b > a ? b : a;
+#endif
+}
+KOKKOS_FORCEINLINE_FUNCTION float smaller_candidate(float a, float b) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return fminf(a, b);
+#else
+  return b < a ? b : a;
+#endif
+}
+
 // Finite in the arithmetic sense (neither inf nor NaN).
 KOKKOS_FORCEINLINE_FUNCTION bool is_finite_value(float x) {
   return (float_as_bits(x) & 0x7F800000u) != 0x7F800000u;

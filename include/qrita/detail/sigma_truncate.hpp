@@ -207,12 +207,21 @@ KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
       team, workers,
       [&](int j, RowScan& acc) {
         HistogramRun run{hist, workers > 1};
+        // The common entry (a candidate below the histogram's range) runs
+        // without a branch: its extremes are kept as values and keyed once
+        // at the thread's end, since a key costs about ten instructions per
+        // entry and a skipped entry a branch of its own. The pass is bound
+        // by its per-entry instruction chains, most of all for 16-bit
+        // logits (docs/PERFORMANCE.md).
+        const float inf    = bits_as_float(0x7F800000u);
+        float top          = -inf;
+        float bottom       = inf;
+        std::uint32_t seen = 0, below = 0;
         visit_row<Unroll>(row, split, j, workers, [&](float z, int column) {
-          const key_type key = order_key(z);
-          if (!is_candidate(key)) return;
-          acc.candidates += 1;
-          if (key > acc.max_key) acc.max_key = key;
-          if (key < acc.min_key) acc.min_key = key;
+          const bool candidate = is_candidate_value(z);
+          seen += candidate ? 1u : 0u;
+          top    = larger_candidate(top, z);  // NaN and -inf never win
+          bottom = smaller_candidate(bottom, candidate ? z : inf);
           if (z > t) {
             out.push(z, column_base + column);
             return;
@@ -220,15 +229,21 @@ KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
           if (hist != nullptr) {
             // Bucket 0 (below the histogram's range) holds most of a top-k
             // row: counted in a register, not with atomics.
-            const int b = map.index(z);
-            if (b == 0)
-              acc.below += 1;
+            if (candidate && z >= map.lo)
+              run.add(map.index_in_range(z));
             else
-              run.add(b);
+              below += candidate ? 1u : 0u;
           }
-          if (want_tail) acc.tail += fixed_weight(z, t, scale, inv_t);
+          if (want_tail && candidate) acc.tail += fixed_weight(z, t, scale, inv_t);
         });
         if (hist != nullptr) run.flush();
+        acc.candidates += seen;
+        acc.below += below;
+        if (seen > 0) {
+          const key_type hi = order_key(top), lo = order_key(bottom);
+          if (hi > acc.max_key) acc.max_key = hi;
+          if (lo < acc.min_key) acc.min_key = lo;
+        }
       },
       StructReducer<RowScan>(result));
   return result;
