@@ -207,10 +207,10 @@ KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
       team, workers,
       [&](int j, RowScan& acc) {
         HistogramRun run{hist, workers > 1};
-        // The common entry (a candidate below the histogram's range) runs
-        // without a branch: its extremes are kept as values and keyed once
-        // at the thread's end, since a key costs about ten instructions per
-        // entry and a skipped entry a branch of its own. The pass is bound
+        // The candidate test, the count and the extremes take no branch:
+        // the extremes are kept as values and keyed once at the thread's
+        // end, since a key costs about ten instructions per entry and a
+        // skipped non-candidate a branch of its own. The pass is bound
         // by its per-entry instruction chains, most of all for 16-bit
         // logits (docs/PERFORMANCE.md).
         const float inf    = bits_as_float(0x7F800000u);
