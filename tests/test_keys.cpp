@@ -72,6 +72,22 @@ TEST(Keys, FixedWeights) {
   EXPECT_EQ(fixed_weight(-100.0f, 0.0f, scale), 0u);  // exp(-100) * 2^40 < 1
   const weight_type half = fixed_weight(-std::log(2.0f), 0.0f, scale);
   EXPECT_NEAR(double(half) / std::ldexp(1.0, 40), 0.5, 1e-7);
+  // Temperature limits: an infinite inverse temperature keeps only the
+  // maximum's weight; a NaN one weighs nothing below it.
+  EXPECT_EQ(fixed_weight(1.0f, 2.0f, scale, inf), 0u);
+  EXPECT_EQ(fixed_weight(2.0f, 2.0f, scale, inf), weight_type(1) << 40);
+  EXPECT_EQ(fixed_weight(1.0f, 2.0f, scale, qtest::nan_value()), 0u);
+  EXPECT_EQ(fixed_weight(1.0f, 2.0f, scale, 0.0f), weight_type(1) << 40);
+}
+
+TEST(Keys, ValueBelowIsTheNextSmallerValue) {
+  EXPECT_EQ(value_below(order_key(1.0f)), std::nextafter(1.0f, 0.0f));
+  EXPECT_EQ(value_below(order_key(-1.0f)), std::nextafter(-1.0f, -2.0f));
+  // Below +0.0 (and -0.0, the same key) is the negative denormal, not -0.0.
+  EXPECT_EQ(value_below(order_key(0.0f)), -std::numeric_limits<float>::denorm_min());
+  EXPECT_EQ(value_below(order_key(-0.0f)), -std::numeric_limits<float>::denorm_min());
+  EXPECT_EQ(value_below(order_key(std::numeric_limits<float>::denorm_min())), 0.0f);
+  EXPECT_EQ(value_below(order_key(inf)), std::numeric_limits<float>::max());
 }
 
 TEST(Keys, MassTargetIsTheCeiling) {

@@ -435,6 +435,31 @@ TYPED_TEST(Semantics, Case14_TruncationMissAndOverflow) {
     EXPECT_EQ(st.row_passes, 3);
     EXPECT_TRUE(check_row(row.data(), out.data(), 10000, 70, 0.5f));
   }
+  // (f) A bounded range (U[0, 1), as torch.rand gives), rounded to bf16:
+  // mu + delta * sigma lies above every entry, so t goes just under the
+  // sample's maximum, and the entries equal to it (about V / 256 here) are
+  // the outliers: a top-k hit in two passes. (With t on the maximum there
+  // was no outlier and every such row missed.)
+  {
+    const int V = 20000;
+    std::vector<float> row = noise(V, 0.0f, 1.0f, 6);
+    for (float& x : row) x = qrita::to_float(qrita::from_float<qrita::bfloat16>(x));
+    qrita::RowStats st{};
+    const std::vector<float> out = mask_one<TypeParam>(row, 10, 1.0f, {}, &st);
+    EXPECT_GE(st.outliers, 10);
+    EXPECT_LE(st.outliers, 400);
+    EXPECT_EQ(st.topk_path, RowPath::truncated);
+    EXPECT_EQ(st.row_passes, 2);
+    EXPECT_TRUE(check_row(row.data(), out.data(), V, 10, 1.0f));
+    // The same with most of the row on its maximum: the row would hold
+    // more entries at it than half the buffer, so t stays on it and
+    // nothing is gathered (decided in the histogram, or searched whole).
+    for (int i = 0; i < V; i += 10)
+      for (int j = i; j < i + 7; ++j) row[std::size_t(j)] = 1.0f;
+    const std::vector<float> out2 = mask_one<TypeParam>(row, 10, 1.0f, {}, &st);
+    EXPECT_EQ(st.outliers, 0);
+    EXPECT_TRUE(check_row(row.data(), out2.data(), V, 10, 1.0f));
+  }
 }
 
 // 15. The pivot search always terminates, on any input: at most 17

@@ -45,6 +45,15 @@ KOKKOS_FORCEINLINE_FUNCTION float key_value(key_type k) {
   return bits_as_float((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k);
 }
 
+// The largest value ordered below key k's (k above the key of -inf; -0.0
+// is skipped, since it equals +0.0): entries above it are those at or above
+// key_value(k).
+KOKKOS_INLINE_FUNCTION float value_below(key_type k) {
+  key_type b = k - 1u;
+  if (b == 0x7FFFFFFFu) b -= 1u;
+  return key_value(b);
+}
+
 KOKKOS_FORCEINLINE_FUNCTION bool is_candidate(key_type k) { return k > neg_inf_key; }
 
 // Whether x is a candidate (above -inf; NaN is not one) without its key:

@@ -597,7 +597,10 @@ struct MaskKernel {
                                              Filters const& f) const {
     const float nan = bits_as_float(0x7FC00000u);
     if (!prm.truncation) return Threshold{nan, nan, 0.0, 0.0};
-    return sample_threshold(team, row, prm.vocab, truncation_delta(f));
+    // t just under a bounded row's maximum (sample_threshold) while the
+    // row holds at most half the on-chip buffer's entries at it.
+    return sample_threshold(team, row, prm.vocab, truncation_delta(f),
+                            0.5 * double(prm.capacity));
   }
 
   // Pass 1: outliers into the candidate set, the rest into the histogram.

@@ -72,6 +72,7 @@ struct SampleSums {
   std::int64_t cnt;  // finite entries
   key_type min_key;  // smallest finite entry's key
   key_type max_key;  // largest finite entry's key
+  std::int64_t top;  // entries whose key is max_key
 
   KOKKOS_INLINE_FUNCTION static void init(SampleSums& v) {
     v.s = 0;
@@ -79,13 +80,19 @@ struct SampleSums {
     v.cnt = 0;
     v.min_key = no_key;
     v.max_key = 0;
+    v.top     = 0;
   }
   KOKKOS_INLINE_FUNCTION static void join(SampleSums& a, const SampleSums& b) {
     a.s += b.s;
     a.s2 += b.s2;
     a.cnt += b.cnt;
     if (b.min_key < a.min_key) a.min_key = b.min_key;
-    if (b.max_key > a.max_key) a.max_key = b.max_key;
+    if (b.max_key > a.max_key) {
+      a.max_key = b.max_key;
+      a.top     = b.top;
+    } else if (b.max_key == a.max_key) {
+      a.top += b.top;
+    }
   }
 };
 
@@ -102,12 +109,14 @@ struct Threshold {
   KOKKOS_INLINE_FUNCTION bool valid() const { return t == t; }
 };
 
-// Returns t = mu + delta * sigma of the sample (finite entries only) and
-// the sample's minimum; t is NaN when the sample has no finite entry.
+// Returns t = mu + delta * sigma of the sample (finite entries only), or
+// just under the sample's maximum where that lies lower (see top_limit
+// below), and the sample's minimum; t is NaN when the sample has no finite
+// entry.
 template <class Member, class T>
 KOKKOS_INLINE_FUNCTION Threshold sample_threshold(Member const& team,
                                                   const T* row, int vocab,
-                                                  float delta) {
+                                                  float delta, double top_limit) {
   const float nan    = bits_as_float(0x7FC00000u);
   const bool whole   = vocab <= sample_size;
   const int n        = whole ? vocab : sample_size;
@@ -140,7 +149,12 @@ KOKKOS_INLINE_FUNCTION Threshold sample_threshold(Member const& team,
           acc.cnt += 1;
           const key_type key = order_key(z);
           if (key < acc.min_key) acc.min_key = key;
-          if (key > acc.max_key) acc.max_key = key;
+          if (key > acc.max_key) {
+            acc.max_key = key;
+            acc.top     = 1;
+          } else if (key == acc.max_key) {
+            acc.top += 1;
+          }
         }
       },
       StructReducer<SampleSums>(sums));
@@ -153,9 +167,18 @@ KOKKOS_INLINE_FUNCTION Threshold sample_threshold(Member const& team,
   float tf = static_cast<float>(shift + mean + double(delta) * sigma);
   // Never above the sample's largest entry: logits with a bounded range
   // (torch.rand's U[0, 1)) put mu + delta * sigma above every entry, while
-  // about V / sample_size entries lie above the sample's maximum.
+  // about V / sample_size entries lie above the sample's maximum. t goes
+  // just under it, so that the entries equal to it are outliers too:
+  // 16-bit logits of a bounded range share each value among hundreds of
+  // entries (bf16 U[0, 1): about V / 256 each), and t on the maximum left
+  // them no outlier at all, so every top-k row missed. A maximum the
+  // sample shares so often that the row would hold more than top_limit
+  // entries at it keeps t on it (they would overflow the candidates).
   const float top = key_value(sums.max_key);
-  if (tf > top) tf = top;
+  if (tf > top) {
+    const double at_top = double(sums.top) * double(vocab) / cnt;
+    tf = at_top <= top_limit ? value_below(sums.max_key) : top;
+  }
   return Threshold{is_finite_value(tf) ? tf : nan, key_value(sums.min_key),
                    shift + mean, sigma};
 }
