@@ -64,6 +64,17 @@ struct BackendName {
 constexpr float inf = std::numeric_limits<float>::infinity();
 inline float nan_value() { return std::numeric_limits<float>::quiet_NaN(); }
 
+// Rounds x to T and back: the exact value a T logit holds.
+template <class T>
+float round_to(float x) {
+  return qrita::to_float(qrita::from_float<T>(x));
+}
+
+template <class T>
+void round_all(std::vector<float>& v) {
+  for (float& x : v) x = round_to<T>(x);
+}
+
 inline std::uint32_t bits(float x) {
   std::uint32_t u;
   std::memcpy(&u, &x, sizeof u);

@@ -35,17 +35,6 @@ inline bool under_tool() {
 
 using qrita::oracle::RowFilters;
 
-// Rounds x to T and back: the exact value a T logit holds.
-template <class T>
-float round_to(float x) {
-  return qrita::to_float(qrita::from_float<T>(x));
-}
-
-template <class T>
-void round_all(std::vector<float>& v) {
-  for (float& x : v) x = round_to<T>(x);
-}
-
 template <class T>
 const char* type_name() {
   if (std::is_same<T, qrita::bfloat16>::value) return "bfloat16";

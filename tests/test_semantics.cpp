@@ -443,7 +443,7 @@ TYPED_TEST(Semantics, Case14_TruncationMissAndOverflow) {
   {
     const int V = 20000;
     std::vector<float> row = noise(V, 0.0f, 1.0f, 6);
-    for (float& x : row) x = qrita::to_float(qrita::from_float<qrita::bfloat16>(x));
+    qtest::round_all<qrita::bfloat16>(row);
     qrita::RowStats st{};
     const std::vector<float> out = mask_one<TypeParam>(row, 10, 1.0f, {}, &st);
     EXPECT_GE(st.outliers, 10);

@@ -67,12 +67,12 @@ KOKKOS_INLINE_FUNCTION int sample_column(int j, int vocab) {
 // deterministic, and every thread of the team takes part in one coalesced
 // read. (The clamp and the rounding only move t, never the answer.)
 struct SampleSums {
-  std::int64_t s;    // sum of d * 2^16
-  std::int64_t s2;   // sum of d^2 * 2^16
-  std::int64_t cnt;  // finite entries
-  key_type min_key;  // smallest finite entry's key
-  key_type max_key;  // largest finite entry's key
-  std::int64_t top;  // entries whose key is max_key
+  std::int64_t s;          // sum of d * 2^16
+  std::int64_t s2;         // sum of d^2 * 2^16
+  std::int64_t cnt;        // finite entries
+  key_type min_key;        // smallest finite entry's key
+  key_type max_key;        // largest finite entry's key
+  std::int64_t max_count;  // entries whose key is max_key
 
   KOKKOS_INLINE_FUNCTION static void init(SampleSums& v) {
     v.s = 0;
@@ -80,7 +80,7 @@ struct SampleSums {
     v.cnt = 0;
     v.min_key = no_key;
     v.max_key = 0;
-    v.top     = 0;
+    v.max_count = 0;
   }
   KOKKOS_INLINE_FUNCTION static void join(SampleSums& a, const SampleSums& b) {
     a.s += b.s;
@@ -89,9 +89,9 @@ struct SampleSums {
     if (b.min_key < a.min_key) a.min_key = b.min_key;
     if (b.max_key > a.max_key) {
       a.max_key = b.max_key;
-      a.top     = b.top;
+      a.max_count = b.max_count;
     } else if (b.max_key == a.max_key) {
-      a.top += b.top;
+      a.max_count += b.max_count;
     }
   }
 };
@@ -151,9 +151,9 @@ KOKKOS_INLINE_FUNCTION Threshold sample_threshold(Member const& team,
           if (key < acc.min_key) acc.min_key = key;
           if (key > acc.max_key) {
             acc.max_key = key;
-            acc.top     = 1;
+            acc.max_count = 1;
           } else if (key == acc.max_key) {
-            acc.top += 1;
+            acc.max_count += 1;
           }
         }
       },
@@ -176,7 +176,7 @@ KOKKOS_INLINE_FUNCTION Threshold sample_threshold(Member const& team,
   // entries at it keeps t on it (they would overflow the candidates).
   const float top = key_value(sums.max_key);
   if (tf > top) {
-    const double at_top = double(sums.top) * double(vocab) / cnt;
+    const double at_top = double(sums.max_count) * double(vocab) / cnt;
     tf = at_top <= top_limit ? value_below(sums.max_key) : top;
   }
   return Threshold{is_finite_value(tf) ? tf : nan, key_value(sums.min_key),
