@@ -2,8 +2,8 @@
 // (qrita::sample_tokens, qrita::candidate_list for the sampling calls; the
 // three qrita::split_* launches for a split row; a sampling call with p
 // values and a workspace adds its second kernel, qrita::*_deferred, or
-// when split, launches qrita::split_deferred_gather and
-// qrita::split_deferred_finish instead of qrita::split_write, which only
+// when split, launches qrita::split_deferred_plan, qrita::split_deferred_gather
+// and qrita::split_deferred_finish instead of qrita::split_write, which only
 // the mask launches) inside
 // one balanced region named after the call (also when the call throws);
 // with a qrita::Workspace, no allocation of qrita's own and no fence inside
@@ -174,8 +174,8 @@ TYPED_TEST(Profiling, OneLabelledKernelNoAllocationBalancedRegions) {
 // The SamplingParams calls: sample_mask (float and bf16 logits, with stats),
 // sample_tokens and candidate_list, with and without min-p (a min-p row is
 // never split across teams). With a workspace: one labelled kernel (or the
-// three split launches), and for the sampler and the list given p values
-// their second kernel (or, split, the deferred rows' two launches; also
+// split launches), and for the sampler and the list given p values
+// their second kernel (or, split, the deferred rows' three launches; also
 // on rows they work on: top-p sets wider than the tiers; split without p
 // values, only split_scan and split_gather), per call inside one region
 // named after the call, no allocation
@@ -243,7 +243,8 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
       kernels.insert(kernels.end(), {"qrita::split_scan", "qrita::split_gather"});
       if (deferring)
         kernels.insert(kernels.end(),
-                       {"qrita::split_deferred_gather", "qrita::split_deferred_finish"});
+                       {"qrita::split_deferred_plan", "qrita::split_deferred_gather",
+                        "qrita::split_deferred_finish"});
       else if (std::string(name) == "qrita::sample_mask")
         kernels.emplace_back("qrita::split_write");  // (the others write nothing)
     } else {

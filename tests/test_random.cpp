@@ -148,13 +148,26 @@ TYPED_TEST(Random, UserShapesEveryPath) {
         {"no tier", no_tier}, {"rows split across 3 teams", split},
         {"small buffer, rows split across 5 teams", split_small}};
     std::vector<float> unsplit;
+    std::vector<qrita::RowStats> unsplit_stats;
     for (auto const& [what, opts] : configs) {
       const qtest::Result out = qtest::run<TypeParam>(b, opts);
       EXPECT_TRUE(qtest::check_batch(b, out)) << "vocab " << vocab << ", " << what;
-      // A split row is bitwise the row the same buffers give unsplit.
-      if (opts.teams_per_row == 0 && opts.candidate_capacity == 0) unsplit = out.logits;
+      // A split row is bitwise the row the same buffers give unsplit, from
+      // the same threshold (each of its teams samples the row): the same
+      // outliers, and the same paths.
+      if (opts.teams_per_row == 0 && opts.candidate_capacity == 0) {
+        unsplit       = out.logits;
+        unsplit_stats = out.stats;
+      }
       if (opts.teams_per_row == 3) {
         EXPECT_EQ(out.logits, unsplit) << "vocab " << vocab;
+        for (std::int64_t r = 0; r < batch; ++r) {
+          auto const& a = unsplit_stats[std::size_t(r)];
+          auto const& c = out.stats[std::size_t(r)];
+          EXPECT_EQ(c.outliers, a.outliers) << "vocab " << vocab << ", row " << r;
+          EXPECT_EQ(c.topk_path, a.topk_path) << "vocab " << vocab << ", row " << r;
+          EXPECT_EQ(c.topp_path, a.topp_path) << "vocab " << vocab << ", row " << r;
+        }
       }
       if (opts.teams_per_row > 1) {
         for (auto const& st : out.stats) {

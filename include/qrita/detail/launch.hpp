@@ -239,7 +239,7 @@ void launch_deferred(ExecutionSpace const& space,
 
 // The launches of a split call (split_kernel.hpp), in order on `space`:
 // scan, gather and, for the mask, write; for a sampler or list call that
-// can defer rows (see launch_mode), its deferred rows' two launches.
+// can defer rows (see launch_mode), its deferred rows' three launches.
 template <class ExecutionSpace, class T, Mode M>
 void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> const& kernel,
                   LaunchPlan const& plan, SplitSizes const& split, char* ws) {
@@ -251,10 +251,11 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
   const int team    = plan.split_team_size;
   static_assert(sizeof(Split) < 4096,
                 "qrita: the split kernel must fit in a kernel argument (4 KiB)");
-  const auto run = [&](const char* label, auto const& functor, auto tag, int scratch) {
+  const auto run = [&](const char* label, auto const& functor, auto tag, int scratch,
+                       int league = 0) {
     using Functor = std::decay_t<decltype(functor)>;
-    auto policy = light_weight(
-        typename Functor::template policy_type<decltype(tag)>(space, wide, team));
+    auto policy = light_weight(typename Functor::template policy_type<decltype(tag)>(
+        space, league > 0 ? league : wide, team));
     policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
     Kokkos::parallel_for(label, policy, functor);
   };
@@ -268,6 +269,7 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
       static_assert(sizeof(Deferred) < 4096,
                     "qrita: the split kernel must fit in a kernel argument (4 KiB)");
       const Deferred dk{Deferred::Kernel::from(kernel), ws, layout};
+      run("qrita::split_deferred_plan", dk, SplitDeferredPlan{}, 64, int(kernel.prm.batch));
       run("qrita::split_deferred_gather", dk, SplitDeferredGather{}, 64);
       run("qrita::split_deferred_finish", dk, SplitDeferredFinish{}, 64);
     }

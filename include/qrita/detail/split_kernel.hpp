@@ -23,12 +23,13 @@
 //                         clears their rows and split_write is not
 //                         launched.)
 //
-// The sampler and the list (given p values and a workspace) launch two
+// The sampler and the list (given p values and a workspace) launch three
 // others in place of split_write, for rows whose top-p kept set passes the
 // candidate tiers (MaskKernel's Next::defer; see "deferred rows" below):
 //
-//   qrita::split_deferred_gather   S teams per row: the boundary's buckets
-//                         planned from the merged histogram and gathered;
+//   qrita::split_deferred_plan     one team per row: the boundary's buckets
+//                         planned from the merged histogram;
+//   qrita::split_deferred_gather   S teams per row: those buckets gathered;
 //                         the last team cuts the set and places the draw's
 //                         target or the list's first C entries in buckets.
 //   qrita::split_deferred_finish   S teams per row: those buckets gathered;
@@ -78,6 +79,10 @@ struct SplitRow {
   // A deferred row's third read (SplitMode::third): its buckets, and the
   // draw's target or the list's K and W.
   BucketRange third;
+  // A deferred row's boundary buckets (split_deferred_plan), and whether
+  // they fit the candidate tiers.
+  BucketPlan deferred_plan;
+  bool planned;
   weight_type target;
   weight_type kept_mass;
   std::uint32_t kept_count;
@@ -126,6 +131,7 @@ struct SplitLayout {
 struct SplitScan {};
 struct SplitGather {};
 struct SplitWrite {};
+struct SplitDeferredPlan {};
 struct SplitDeferredGather {};
 struct SplitDeferredFinish {};
 
@@ -228,7 +234,7 @@ struct SplitKernel {
     return last;
   }
 
-  // --- the three launches -------------------------------------------------------
+  // --- the launches -------------------------------------------------------------
 
   KOKKOS_INLINE_FUNCTION void operator()(SplitScan, member_type const& team) const {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
@@ -393,11 +399,17 @@ struct SplitKernel {
     RangeMass m;
     RangeMass::init(m);
     if (sr.mode == SplitMode::gather) {
-      const int b = seg_begin(s);
-      const MassMeasure mass = k.mass_of(sr.scan, sr.f);
-      m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, sr.map,
-                                              sr.plan.range, list(r), sr.f.topp && !sr.f.topk,
-                                              mass, M == Mode::mask, b);
+      // The row's state is read once, into registers: passed by reference
+      // into the workspace, every entry read the map again (the list's
+      // stores may alias it).
+      const BucketMap map     = sr.map;
+      const BucketRange range = sr.plan.range;
+      const Filters f         = sr.f;
+      const int b             = seg_begin(s);
+      const MassMeasure mass  = k.mass_of(sr.scan, f);
+      m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map, range,
+                                              list(r), f.topp && !f.topk, mass,
+                                              M == Mode::mask, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (sr.mode != SplitMode::gather) {
@@ -507,9 +519,9 @@ struct SplitKernel {
   //
   // A row whose top-p kept set passes the tiers (MaskKernel's Next::defer)
   // is finished as MaskKernel's second kernel finishes it, with its reads
-  // split across the row's S teams like the mask's: split_deferred_gather
-  // plans the boundary's buckets from the merged histogram (every team the
-  // same plan, from the same integers), gathers them and, on the row's last
+  // split across the row's S teams like the mask's: split_deferred_plan
+  // plans the boundary's buckets from the merged histogram (one team per
+  // row), split_deferred_gather gathers them and, on the row's last
   // team, cuts the set and places the draw's target or the list's first C
   // entries in buckets; split_deferred_finish gathers those and its last
   // team draws or lists. Where a check fails, that team finishes the row
@@ -524,6 +536,31 @@ struct SplitKernel {
     return s;
   }
 
+  // One team per row: the boundary's buckets of a deferred row, planned
+  // from the merged histogram once, for split_deferred_gather's teams (each
+  // of them planned the same buckets itself before: at batch 64 on an H100
+  // that was about a third of the launch).
+  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredPlan,
+                                         member_type const& team) const {
+    const std::int64_t r = team.league_rank();
+    SplitRow& sr         = state(r);
+    if (sr.mode != SplitMode::deferred) return;
+    scratch_view<int> slot(team.team_scratch(0), 2);
+    const Scratch sc = row_scratch(r, slot.data() + 1);
+    HeadMass head;
+    head.head  = sr.plan.head;
+    head.total = sr.plan.total;
+    head.known = true;
+    BucketPlan plan;
+    const bool planned = k.plan_buckets(team, sr.f, sr.map, sr.scan, int(sr.plan.outliers),
+                                        head, sc, plan);
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      sr.deferred_plan = plan;
+      sr.planned       = planned;
+    });
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredGather,
                                          member_type const& team) const {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
@@ -531,20 +568,16 @@ struct SplitKernel {
     SplitRow& sr         = state(r);
     if (sr.mode != SplitMode::deferred) return;
     scratch_view<int> slot(team.team_scratch(0), 2);
-    const Scratch sc = row_scratch(r, slot.data() + 1);
-    const Filters f  = sr.f;
-    HeadMass head;
-    head.head  = sr.plan.head;
-    head.total = sr.plan.total;
-    head.known = true;
-    BucketPlan plan;
-    const bool planned = k.plan_buckets(team, f, sr.map, sr.scan, int(sr.plan.outliers),
-                                        head, sc, plan);
+    const Scratch sc     = row_scratch(r, slot.data() + 1);
+    const Filters f      = sr.f;
+    const BucketPlan plan = sr.deferred_plan;
+    const bool planned   = sr.planned;
     RangeMass m;
     RangeMass::init(m);
     if (planned) {
-      const int b = seg_begin(s);
-      m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, sr.map,
+      const BucketMap map = sr.map;
+      const int b         = seg_begin(s);
+      m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map,
                                               plan.range, sc.set, true, k.mass_of(sr.scan, f),
                                               false, b);
     }
@@ -639,10 +672,12 @@ struct SplitKernel {
     const Scratch sc       = row_scratch(r, slot.data() + 1);
     const Filters f        = sr.f;
     const MassMeasure mass = k.mass_of(sr.scan, f);
+    const BucketMap map    = sr.map;
+    const BucketRange third = sr.third;
     const int b            = seg_begin(s);
     const RangeMass m =
-        gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, sr.map,
-                                            sr.third, sc.set, true, mass, false, b);
+        gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map, third,
+                                            sc.set, true, mass, false, b);
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (!last_team(team, r, slot.data())) return;
 
