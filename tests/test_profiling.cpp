@@ -2,8 +2,9 @@
 // (qrita::sample_tokens, qrita::candidate_list for the sampling calls; the
 // three qrita::split_* launches for a split row; a sampling call with p
 // values and a workspace adds its second kernel, qrita::*_deferred, or
-// when split, launches qrita::split_deferred_plan, qrita::split_deferred_gather
-// and qrita::split_deferred_finish instead of qrita::split_write, which only
+// when split, launches qrita::split_deferred_gather and
+// qrita::split_deferred_finish (after qrita::split_deferred_plan where
+// LaunchPlan::split_plans_apart) instead of qrita::split_write, which only
 // the mask launches) inside
 // one balanced region named after the call (also when the call throws);
 // with a qrita::Workspace, no allocation of qrita's own and no fence inside
@@ -175,7 +176,7 @@ TYPED_TEST(Profiling, OneLabelledKernelNoAllocationBalancedRegions) {
 // sample_tokens and candidate_list, with and without min-p (a min-p row is
 // never split across teams). With a workspace: one labelled kernel (or the
 // split launches), and for the sampler and the list given p values
-// their second kernel (or, split, the deferred rows' three launches; also
+// their second kernel (or, split, the deferred rows' two or three launches; also
 // on rows they work on: top-p sets wider than the tiers; split without p
 // values, only split_scan and split_gather), per call inside one region
 // named after the call, no allocation
@@ -230,7 +231,8 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   const qrita::Workspace<TypeParam> ws(space, batch, vocab, opts);
   ASSERT_GT(ws.bytes(), 0u);
   // Each call once and its expected launches; `split`: may it be split.
-  const bool splits = qrita::plan(space, batch, vocab, opts).teams_per_row > 1;
+  const qrita::LaunchPlan layout = qrita::plan(space, batch, vocab, opts);
+  const bool splits = layout.teams_per_row > 1;
   std::vector<std::string> regions, kernels;
   // `second`: the sampler's and the list's second kernel (top-p rows too
   // wide for the tiers), launched by every such call with a workspace and
@@ -241,10 +243,10 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
     const bool deferring = second && std::string(name) != "qrita::sample_mask";
     if (splits && split) {
       kernels.insert(kernels.end(), {"qrita::split_scan", "qrita::split_gather"});
+      if (deferring && layout.split_plans_apart) kernels.emplace_back("qrita::split_deferred_plan");
       if (deferring)
         kernels.insert(kernels.end(),
-                       {"qrita::split_deferred_plan", "qrita::split_deferred_gather",
-                        "qrita::split_deferred_finish"});
+                       {"qrita::split_deferred_gather", "qrita::split_deferred_finish"});
       else if (std::string(name) == "qrita::sample_mask")
         kernels.emplace_back("qrita::split_write");  // (the others write nothing)
     } else {

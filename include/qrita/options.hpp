@@ -87,6 +87,11 @@ struct LaunchPlan {
   int histogram_buckets  = 0;  // buckets of the first read's histogram
   int teams_per_row      = 1;  // > 1: each row is split across this many teams
   int split_team_size    = 0;  // threads per team of the split launches
+  // Split: the sampler's and the list's rows with top-p sets wider than
+  // the candidate tiers get their boundary planned by a launch of its own
+  // (qrita::split_deferred_plan), where the split teams take more than
+  // one wave; otherwise every team of the row plans it.
+  bool split_plans_apart = false;
   std::size_t team_scratch_bytes = 0;  // on-chip scratch per team
   // Device memory the call needs besides its arguments: the size of the
   // qrita::Workspace to pass (0: none needed).

@@ -177,6 +177,17 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   full.split           = split_sizes(space, batch, vocab, opts, team_max);
   plan.teams_per_row   = full.split.teams_per_row;
   plan.split_team_size = full.split.team_size;
+  // A deferred row's boundary buckets are planned by a launch of their own
+  // (one team per row) where the split teams take more than one wave: a
+  // multiprocessor holds half the teams its threads would allow (device
+  // kernels are capped at 64 registers a thread, Policy::launch_bounds),
+  // so more than concurrency / (2 * team) teams queue, and every team's own
+  // copy of the plan delays the next wave. In one wave the copies run side
+  // by side and the launch would cost more than it saves (1.5-4 us at
+  // batch 1 on an H100; PERFORMANCE.md, twenty-second session).
+  plan.split_plans_apart =
+      plan.teams_per_row > 1 &&
+      batch * plan.teams_per_row * 2 * plan.split_team_size > std::int64_t(space.concurrency());
   if (full.split.rows > 0)
     plan.workspace_bytes = split_layout(plan, full.split).bytes;
   // A record per row at the end, 16-byte aligned: the sampler's and the
@@ -239,16 +250,17 @@ void launch_deferred(ExecutionSpace const& space,
 
 // The launches of a split call (split_kernel.hpp), in order on `space`:
 // scan, gather and, for the mask, write; for a sampler or list call that
-// can defer rows (see launch_mode), its deferred rows' three launches.
+// can defer rows (see launch_mode), its deferred rows' two or three launches.
 template <class ExecutionSpace, class T, Mode M>
 void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> const& kernel,
                   LaunchPlan const& plan, SplitSizes const& split, char* ws) {
   using Split = SplitKernel<ExecutionSpace, T, M>;
-  const SplitLayout layout = split_layout(plan, split);
-  const Split sk{kernel, ws, layout};
+  SplitLayout layout = split_layout(plan, split);
   const int S       = plan.teams_per_row;
   const int wide    = int(kernel.prm.batch) * S;
   const int team    = plan.split_team_size;
+  layout.plan_apart = plan.split_plans_apart;
+  const Split sk{kernel, ws, layout};
   static_assert(sizeof(Split) < 4096,
                 "qrita: the split kernel must fit in a kernel argument (4 KiB)");
   const auto run = [&](const char* label, auto const& functor, auto tag, int scratch,
@@ -269,7 +281,8 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
       static_assert(sizeof(Deferred) < 4096,
                     "qrita: the split kernel must fit in a kernel argument (4 KiB)");
       const Deferred dk{Deferred::Kernel::from(kernel), ws, layout};
-      run("qrita::split_deferred_plan", dk, SplitDeferredPlan{}, 64, int(kernel.prm.batch));
+      if (layout.plan_apart)
+        run("qrita::split_deferred_plan", dk, SplitDeferredPlan{}, 64, int(kernel.prm.batch));
       run("qrita::split_deferred_gather", dk, SplitDeferredGather{}, 64);
       run("qrita::split_deferred_finish", dk, SplitDeferredFinish{}, 64);
     }

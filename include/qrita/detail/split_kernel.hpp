@@ -28,7 +28,9 @@
 // candidate tiers (MaskKernel's Next::defer; see "deferred rows" below):
 //
 //   qrita::split_deferred_plan     one team per row: the boundary's buckets
-//                         planned from the merged histogram;
+//                         planned from the merged histogram (where the
+//                         teams run in more than one wave; otherwise each
+//                         team of the next launch plans them itself);
 //   qrita::split_deferred_gather   S teams per row: those buckets gathered;
 //                         the last team cuts the set and places the draw's
 //                         target or the list's first C entries in buckets.
@@ -91,6 +93,10 @@ struct SplitRow {
 // Where the split rows' state lies in the workspace; offsets in bytes.
 struct SplitLayout {
   int teams_per_row     = 1;   // S
+  // Whether a deferred row's buckets are planned by split_deferred_plan
+  // (one team per row) or by each team of split_deferred_gather (see
+  // launch_split).
+  bool plan_apart       = false;
   std::int64_t rows     = 0;   // rows the workspace holds state for
   int list_capacity     = 0;   // candidates per row
   int buckets           = 0;
@@ -537,9 +543,11 @@ struct SplitKernel {
   }
 
   // One team per row: the boundary's buckets of a deferred row, planned
-  // from the merged histogram once, for split_deferred_gather's teams (each
-  // of them planned the same buckets itself before: at batch 64 on an H100
-  // that was about a third of the launch).
+  // from the merged histogram once, for split_deferred_gather's teams
+  // (SplitLayout::plan_apart). Where each of those teams plans them itself
+  // and the teams run in two waves, the plans of the first wave delay the
+  // second: at batch 64 on an H100 the plans were about a third of
+  // split_deferred_gather.
   KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredPlan,
                                          member_type const& team) const {
     const std::int64_t r = team.league_rank();
@@ -568,10 +576,21 @@ struct SplitKernel {
     SplitRow& sr         = state(r);
     if (sr.mode != SplitMode::deferred) return;
     scratch_view<int> slot(team.team_scratch(0), 2);
-    const Scratch sc     = row_scratch(r, slot.data() + 1);
-    const Filters f      = sr.f;
-    const BucketPlan plan = sr.deferred_plan;
-    const bool planned   = sr.planned;
+    const Scratch sc = row_scratch(r, slot.data() + 1);
+    const Filters f  = sr.f;
+    BucketPlan plan;
+    bool planned;
+    if (lay.plan_apart) {
+      plan    = sr.deferred_plan;
+      planned = sr.planned;
+    } else {
+      // Every team the same plan, from the same integers.
+      HeadMass head;
+      head.head  = sr.plan.head;
+      head.total = sr.plan.total;
+      head.known = true;
+      planned = k.plan_buckets(team, f, sr.map, sr.scan, int(sr.plan.outliers), head, sc, plan);
+    }
     RangeMass m;
     RangeMass::init(m);
     if (planned) {
