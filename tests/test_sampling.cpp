@@ -595,6 +595,12 @@ void large_kept_sets_agree() {
   smaller.candidate_capacity = 128;
   qrita::Options split = small;
   split.teams_per_row  = 3;
+  // So many teams per row that they take more than one wave on a device:
+  // the deferred rows' buckets are then planned by a launch of their own
+  // (LaunchPlan::split_plans_apart); with 3 teams, on a device, by each
+  // team (on a host with few threads, by the launch in both).
+  qrita::Options split_wide = small;
+  split_wide.teams_per_row  = 40;
   // A tier beside the small buffer: the list's second kernel gathers its
   // buckets in the same read as the boundary's, into the tier.
   qrita::Options tiered = small;
@@ -618,6 +624,7 @@ void large_kept_sets_agree() {
       {"buffers of 128", smaller, Memory::workspace, false},
       {"buffers of 512 and a tier of 2000", tiered, Memory::workspace, false},
       {"buffers of 512, split rows", split, Memory::workspace, true},
+      {"buffers of 512, rows split across 40 teams", split_wide, Memory::workspace, true},
       {"split rows", split_default, Memory::workspace, true},
       {"no workspace", qrita::Options{}, Memory::none, false},
       {"no truncation", whole, Memory::workspace, false}};
