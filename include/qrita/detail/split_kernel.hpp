@@ -542,6 +542,18 @@ struct SplitKernel {
     return s;
   }
 
+  // The boundary's buckets of a deferred row, planned from the merged
+  // histogram and the head mass split_scan's last team recorded. The same
+  // integers give the same plan on every team that calls it.
+  KOKKOS_INLINE_FUNCTION bool plan_deferred(member_type const& team, SplitRow const& sr,
+                                            Scratch const& sc, BucketPlan& plan) const {
+    HeadMass head;
+    head.head  = sr.plan.head;
+    head.total = sr.plan.total;
+    head.known = true;
+    return k.plan_buckets(team, sr.f, sr.map, sr.scan, int(sr.plan.outliers), head, sc, plan);
+  }
+
   // One team per row: the boundary's buckets of a deferred row, planned
   // from the merged histogram once, for split_deferred_gather's teams
   // (SplitLayout::plan_apart). Where each of those teams plans them itself
@@ -555,13 +567,8 @@ struct SplitKernel {
     if (sr.mode != SplitMode::deferred) return;
     scratch_view<int> slot(team.team_scratch(0), 2);
     const Scratch sc = row_scratch(r, slot.data() + 1);
-    HeadMass head;
-    head.head  = sr.plan.head;
-    head.total = sr.plan.total;
-    head.known = true;
     BucketPlan plan;
-    const bool planned = k.plan_buckets(team, sr.f, sr.map, sr.scan, int(sr.plan.outliers),
-                                        head, sc, plan);
+    const bool planned = plan_deferred(team, sr, sc, plan);
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       sr.deferred_plan = plan;
@@ -585,11 +592,7 @@ struct SplitKernel {
       planned = sr.planned;
     } else {
       // Every team the same plan, from the same integers.
-      HeadMass head;
-      head.head  = sr.plan.head;
-      head.total = sr.plan.total;
-      head.known = true;
-      planned = k.plan_buckets(team, f, sr.map, sr.scan, int(sr.plan.outliers), head, sc, plan);
+      planned = plan_deferred(team, sr, sc, plan);
     }
     RangeMass m;
     RangeMass::init(m);
