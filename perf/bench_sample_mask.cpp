@@ -69,6 +69,9 @@ using logits_ref =
 using clock_type = std::chrono::steady_clock;
 
 std::uint64_t g_seed = 1234;
+// Options::teams_per_row of every qrita call (--teams-per-row=N; 0: the
+// backend decides).
+int g_teams_per_row = 0;
 
 // --- what a configuration is ------------------------------------------------
 
@@ -878,6 +881,7 @@ qrita::Options options_for(Kind kind) {
   opts.histogram        = kind != Kind::nohist;
   opts.search           = kind == Kind::binary ? qrita::Search::binary : qrita::Search::quaternary;
   opts.ties             = kind == Kind::nodup ? qrita::Ties::keep_all : qrita::Ties::exact;
+  opts.teams_per_row    = g_teams_per_row;
   return opts;
 }
 
@@ -1368,9 +1372,19 @@ int main(int argc, char** argv) {
       calibrate_only = true;
     else if (a.rfind("--seed=", 0) == 0)
       g_seed = std::stoull(a.substr(7));
+    else if (a.rfind("--teams-per-row=", 0) == 0) {
+      const std::string n = a.substr(16);
+      if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos) {
+        std::fprintf(stderr, "qrita_perf: --teams-per-row takes a count >= 0, got '%s'\n",
+                     n.c_str());
+        return 2;
+      }
+      g_teams_per_row = std::stoi(n);
+    }
     else if (a == "--help" || a == "-h") {
       std::printf(
-          "qrita_perf [--quick | --smoke] [--calibrate] [--seed=N] [google benchmark flags]\n"
+          "qrita_perf [--quick | --smoke] [--calibrate] [--seed=N] [--teams-per-row=N]\n"
+          "           [google benchmark flags]\n"
           "  (default)    the full grid for a GPU: 7 shapes x 4 modes x V 128256, 262144 x B 1, 64,\n"
           "               1024, with copy, sort and ablations; sample_tokens and candidate_list on\n"
           "               the same cells; bf16 / fp16 masks at B 64 and 1024 (~3 min on an H100)\n"
@@ -1379,6 +1393,8 @@ int main(int argc, char** argv) {
           "  --calibrate  print how the serving shape compares with real models and each\n"
           "               shape's vocabulary-order bias (the ordered shape's targets), then exit\n"
           "  --seed=N     seed of the generated logits (default 1234)\n"
+          "  --teams-per-row=N  Options::teams_per_row of every qrita call (0: the backend\n"
+          "               decides; 1: never split a row; N >= 2: N teams per row at every batch)\n"
           "Names: KIND/SHAPE/MODE/V:<vocab>/B:<batch>, e.g. qrita/serving/k50p0.9/V:128256/B:1024;\n"
           "KIND: qrita, qrita-sample, qrita-cand64, qrita-cand1024, qrita-bf16, qrita-fp16, sort,\n"
           "copy, ablation-*. Select with --benchmark_filter=<regex>, e.g.\n"
@@ -1440,6 +1456,7 @@ int main(int argc, char** argv) {
                                        : suite == Suite::quick ? "quick"
                                                                : "smoke");
   benchmark::AddCustomContext("seed", std::to_string(g_seed));
+  benchmark::AddCustomContext("teams_per_row_option", std::to_string(g_teams_per_row));
   benchmark::AddCustomContext("allocation_tracking", g_alloc.available
                                                          ? "Kokkos Tools allocate callback"
                                                          : "off (a Kokkos tool is loaded)");
