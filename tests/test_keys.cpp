@@ -78,6 +78,18 @@ TEST(Keys, FixedWeights) {
   EXPECT_EQ(fixed_weight(2.0f, 2.0f, scale, inf), weight_type(1) << 40);
   EXPECT_EQ(fixed_weight(1.0f, 2.0f, scale, qtest::nan_value()), 0u);
   EXPECT_EQ(fixed_weight(1.0f, 2.0f, scale, 0.0f), weight_type(1) << 40);
+  // A NaN exponent weighs 0 (-inf * 0 at an infinite temperature).
+  EXPECT_EQ(fixed_weight(-inf, 2.0f, scale, 0.0f), 0u);
+  // The exponent's floor (-128) changes no weight at the largest scale a
+  // row gets (2^50): every weight from an exponent at or below it rounds
+  // to 0, and those above it are the plain exp.
+  const float top = std::ldexp(1.0f, 50);
+  for (float e : {-128.0f, -200.0f, -1e30f, -inf})
+    EXPECT_EQ(fixed_weight(e, 0.0f, top), 0u) << e;
+  for (float e : {-20.0f, -10.0f, -1.5f}) {
+    const double exact = std::exp(double(e)) * std::ldexp(1.0, 50);
+    EXPECT_NEAR(double(fixed_weight(e, 0.0f, top)), exact, 1e-6 * exact + 1.0) << e;
+  }
 }
 
 TEST(Keys, ValueBelowIsTheNextSmallerValue) {

@@ -104,12 +104,22 @@ inline int weight_fraction_bits(std::int64_t V) {
 // float, and with inv_t = 1 the exponent is exactly z - ref. z == ref gets
 // the full scale, which also gives +inf entries of a row whose maximum is
 // +inf their limit weight; every finite entry of such a row weighs 0, at
-// any temperature (-inf * 0 would be NaN: it is caught).
+// any temperature. A NaN exponent (-inf * 0) is raised to -128, as is
+// every exponent below it: exp(-128) * 2^50 < 1, so such a weight is 0
+// either way, and the clamp is one instruction on a device where a NaN
+// test cost a compare and a select per entry. Entries equal to ref keep
+// their early return: a flat row's entries take no exp.
 KOKKOS_FORCEINLINE_FUNCTION weight_type fixed_weight(float z, float ref, float scale,
                                                 float inv_t = 1.0f) {
   if (!(z < ref)) return static_cast<weight_type>(scale);
-  const float e = (z - ref) * inv_t;
-  return e == e ? static_cast<weight_type>(exp_f(e) * scale) : weight_type(0);
+  const float e     = (z - ref) * inv_t;
+  const float floor = -128.0f;
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  const float x = fmaxf(e, floor);  // the non-NaN operand
+#else
+  const float x = e > floor ? e : floor;
+#endif
+  return static_cast<weight_type>(exp_f(x) * scale);
 }
 
 // A non-negative amount in weight units, rounded up to an integer: 0 for
