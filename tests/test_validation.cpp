@@ -216,6 +216,47 @@ TYPED_TEST(Validation, WorkspaceIsSizedByThePlanAndChecked) {
   }
 }
 
+TYPED_TEST(Validation, SplitTeamsFitOneWave) {
+  // The backend's own split (Options::teams_per_row = 0) keeps a batch's
+  // teams within those that run at once (Policy::resident_share), so no
+  // deferred row needs the plan launch; fewer teams per row as the batch
+  // grows; hosts never split. A caller's teams_per_row is taken as given,
+  // and the plan launch follows the waves it makes.
+  using P = qrita::detail::Policy<TypeParam>;
+  const TypeParam space;
+  const std::int64_t concurrency = std::int64_t(space.concurrency());
+  for (std::int64_t V : {std::int64_t(32000), std::int64_t(128256), std::int64_t(262144)}) {
+    int last = 1 << 30;
+    bool split_any = false;
+    for (std::int64_t B = 1; B <= 2048; B = B < 8 ? B + 1 : B * 2) {
+      const qrita::LaunchPlan plan = qrita::plan(space, B, V);
+      const int S = plan.teams_per_row;
+      EXPECT_LE(S, last) << "batch " << B << ", V " << V;
+      last = S;
+      if (S == 1) continue;
+      split_any = true;
+      EXPECT_TRUE(P::split_rows);
+      EXPECT_GE(S, 2);
+      EXPECT_LE(std::int64_t(S), V / P::split_segment) << "batch " << B;
+      EXPECT_LE(B * S * plan.split_team_size * P::resident_share, concurrency)
+          << "batch " << B << ", V " << V << ", S " << S;
+      EXPECT_FALSE(plan.split_plans_apart) << "batch " << B << ", V " << V;
+    }
+    if (!P::split_rows) {
+      EXPECT_FALSE(split_any);
+    }
+  }
+  qrita::Options forced;
+  forced.teams_per_row = 40;
+  for (std::int64_t B : {1, 64, 1024}) {
+    const qrita::LaunchPlan plan = qrita::plan(space, B, 128256, forced);
+    EXPECT_EQ(plan.teams_per_row, 40);
+    EXPECT_EQ(plan.split_plans_apart,
+              B * 40 * plan.split_team_size * P::resident_share > concurrency)
+        << "batch " << B;
+  }
+}
+
 TYPED_TEST(Validation, EmptyBatchAndVocabAreNoOps) {
   using M = typename TestFixture::mem;
   Kokkos::View<float**, Kokkos::LayoutRight, M> none("none", 0, 100);

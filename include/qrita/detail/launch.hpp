@@ -69,15 +69,18 @@ SplitSizes split_sizes(ExecutionSpace const& space, std::int64_t batch,
   if (opts.teams_per_row == 0 && !P::split_rows) return out;
   out.team_size = floor_power_of_two(
       P::wide_batch_team_size < team_max ? P::wide_batch_team_size : team_max);
-  const std::int64_t teams = std::int64_t(space.concurrency()) / out.team_size;
+  // Teams that run at once (Policy::resident_share).
+  const std::int64_t resident =
+      std::int64_t(space.concurrency()) / out.team_size / P::resident_share;
   // Segments of at least split_segment entries (and 4-aligned starts).
   std::int64_t by_size = vocab / P::split_segment;
   if (by_size < 1) by_size = 1;
   const auto per_row = [&](std::int64_t b) -> int {
     if (opts.teams_per_row >= 2)
       return int(opts.teams_per_row < vocab / 4 ? opts.teams_per_row : vocab / 4);
-    if (b * P::split_idle_factor > teams) return 1;
-    const std::int64_t s = teams / b;
+    if (b * P::split_min_teams > resident) return 1;
+    // One wave: the batch's teams all resident.
+    const std::int64_t s = resident / b;
     return int(s < by_size ? s : by_size);
   };
   out.teams_per_row     = per_row(batch);
@@ -88,7 +91,7 @@ SplitSizes split_sizes(ExecutionSpace const& space, std::int64_t batch,
   }
   // The largest batch that splits.
   const std::int64_t limit =
-      opts.teams_per_row >= 2 ? batch : teams / P::split_idle_factor;
+      opts.teams_per_row >= 2 ? batch : resident / P::split_min_teams;
   out.rows = batch < limit ? batch : limit;
   if (out.teams_per_row < 2) out.teams_per_row = 1;
   return out;
@@ -178,16 +181,17 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   plan.teams_per_row   = full.split.teams_per_row;
   plan.split_team_size = full.split.team_size;
   // A deferred row's boundary buckets are planned by a launch of their own
-  // (one team per row) where the split teams take more than one wave: a
-  // multiprocessor holds half the teams its threads would allow (device
-  // kernels are capped at 64 registers a thread, Policy::launch_bounds),
-  // so more than concurrency / (2 * team) teams queue, and every team's own
-  // copy of the plan delays the next wave. In one wave the copies run side
-  // by side and the launch would cost more than it saves (1.5-4 us at
-  // batch 1 on an H100; PERFORMANCE.md, twenty-second session).
+  // (one team per row) where the split teams take more than one wave
+  // (more than concurrency / (resident_share * team) teams): every team's
+  // own copy of the plan would delay the next wave. In one wave the copies
+  // run side by side and the launch would cost more than it saves (1.5-4
+  // us at batch 1 on an H100; PERFORMANCE.md, twenty-second session). The
+  // backend's own choice of teams per row keeps to one wave; a caller's
+  // Options::teams_per_row may not.
   plan.split_plans_apart =
       plan.teams_per_row > 1 &&
-      batch * plan.teams_per_row * 2 * plan.split_team_size > std::int64_t(space.concurrency());
+      batch * plan.teams_per_row * std::int64_t(P::resident_share) * plan.split_team_size >
+          std::int64_t(space.concurrency());
   if (full.split.rows > 0)
     plan.workspace_bytes = split_layout(plan, full.split).bytes;
   // A record per row at the end, 16-byte aligned: the sampler's and the

@@ -64,11 +64,29 @@ struct Policy {
   // below the threshold (counts, 4 bytes each, in team scratch).
   static constexpr int histogram_buckets = 2048;
 
-  // Small batches: a row is split across several teams when the batch
-  // leaves more than split_idle_factor teams idle per row, each team
-  // taking at least split_segment entries. Hosts never split by default.
+  // The share of the device's threads (Kokkos' concurrency) that run at
+  // once under launch_bounds: a thread capped at 64 registers leaves an
+  // NVIDIA multiprocessor half of the threads it could hold (1024 of
+  // 2048). Teams beyond concurrency / resident_share queue for a second
+  // wave. Not measured on AMD devices.
+  static constexpr int resident_share = runs_on_host ? 1 : 2;
+
+  // Small batches: a row is split across several teams when the teams
+  // that run at once (resident_share) give each row at least
+  // split_min_teams of them; the row then takes all its share, so the split
+  // teams fill one wave, each team taking at least split_segment entries.
+  // Measured on an H200 (docs/PERFORMANCE.md, twenty-third session):
+  // - In one wave rather than two: at batch 64, 8 teams per row took
+  //   0.80-0.89x the time of 16 (two waves: each team's fixed work, its
+  //   sample of the row and its histogram, delayed the second).
+  // - Split against one 512-thread team per row: 0.64-0.78x at batch 8,
+  //   0.83-1.05x at 64 (V = 262144 / 128256; top-p 0.7 rows 0.72-0.93x,
+  //   top-k rows at V = 128256 1.1x), 1.04-1.23x at 128 and 1.22-1.34x at
+  //   256. With 528 resident teams on an H100 or H200 a row is split up to
+  //   batch 66.
+  // Hosts never split by default.
   static constexpr bool split_rows        = !runs_on_host;
-  static constexpr int split_idle_factor  = 4;
+  static constexpr int split_min_teams    = 8;
   static constexpr int split_segment      = 4096;
 
   // 16-byte loads each thread has in flight in a whole-row pass.
