@@ -72,6 +72,9 @@ std::uint64_t g_seed = 1234;
 // Options::teams_per_row of every qrita call (--teams-per-row=N; 0: the
 // backend decides).
 int g_teams_per_row = 0;
+// Batches of the GPU grid (--batches=1,64,256; empty: 1, 64 and 1024, the
+// 16-bit masks at 64 and 1024).
+std::vector<std::int64_t> g_batches;
 
 // --- what a configuration is ------------------------------------------------
 
@@ -1213,7 +1216,10 @@ Grid make_grid(Suite suite) {
     // baseline on serving and randn; the ablations on serving at V 128256;
     // the bf16 mask at B 64 and 1024 (fp16 on serving and randn). Grouped by
     // (vocabulary, shape): each input is generated once.
-    const std::vector<std::int64_t> b = {1, 64, 1024};
+    const std::vector<std::int64_t> b =
+        g_batches.empty() ? std::vector<std::int64_t>{1, 64, 1024} : g_batches;
+    const std::vector<std::int64_t> b16 =
+        g_batches.empty() ? std::vector<std::int64_t>{64, 1024} : g_batches;
     for (std::int64_t v : {std::int64_t(128256), std::int64_t(262144)}) {
       g.add(Kind::copy, Shape::serving, {Mode::k10}, v, b);
       for (Shape s : grid_shapes) {
@@ -1223,7 +1229,7 @@ Grid make_grid(Suite suite) {
 #if QRITA_PERF_HAVE_SORT
         if (s == Shape::serving || s == Shape::randn) g.add(Kind::sort, s, sort_modes, v, b);
 #endif
-        add_sampler(g, s, v, b, {64, 1024}, s == Shape::serving && v == 128256,
+        add_sampler(g, s, v, b, b16, s == Shape::serving && v == 128256,
                     s == Shape::serving || s == Shape::randn);
       }
     }
@@ -1380,11 +1386,24 @@ int main(int argc, char** argv) {
         return 2;
       }
       g_teams_per_row = std::stoi(n);
+    } else if (a.rfind("--batches=", 0) == 0) {
+      std::string list = a.substr(10) + ",";
+      for (std::size_t at = 0, comma; (comma = list.find(',', at)) != std::string::npos;
+           at = comma + 1) {
+        const std::string n = list.substr(at, comma - at);
+        if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoi(n) < 1) {
+          std::fprintf(stderr, "qrita_perf: --batches takes batches >= 1, e.g. 1,64,256; got '%s'\n",
+                       a.substr(10).c_str());
+          return 2;
+        }
+        g_batches.push_back(std::stoi(n));
+      }
     }
     else if (a == "--help" || a == "-h") {
       std::printf(
-          "qrita_perf [--quick | --smoke] [--calibrate] [--seed=N] [--teams-per-row=N]\n"
-          "           [google benchmark flags]\n"
+          "qrita_perf [--quick | --smoke] [--calibrate] [--seed=N] [--batches=B1,B2,...]\n"
+          "           [--teams-per-row=N] [google benchmark flags]\n"
           "  (default)    the full grid for a GPU: 7 shapes x 4 modes x V 128256, 262144 x B 1, 64,\n"
           "               1024, with copy, sort and ablations; sample_tokens and candidate_list on\n"
           "               the same cells; bf16 / fp16 masks at B 64 and 1024 (~3 min on an H100)\n"
@@ -1393,6 +1412,7 @@ int main(int argc, char** argv) {
           "  --calibrate  print how the serving shape compares with real models and each\n"
           "               shape's vocabulary-order bias (the ordered shape's targets), then exit\n"
           "  --seed=N     seed of the generated logits (default 1234)\n"
+          "  --batches=B1,B2,...  batches of the default grid (default 1,64,1024)\n"
           "  --teams-per-row=N  Options::teams_per_row of every qrita call (0: the backend\n"
           "               decides; 1: never split a row; N >= 2: N teams per row at every batch)\n"
           "Names: KIND/SHAPE/MODE/V:<vocab>/B:<batch>, e.g. qrita/serving/k50p0.9/V:128256/B:1024;\n"
@@ -1457,6 +1477,11 @@ int main(int argc, char** argv) {
                                                                : "smoke");
   benchmark::AddCustomContext("seed", std::to_string(g_seed));
   benchmark::AddCustomContext("teams_per_row_option", std::to_string(g_teams_per_row));
+  if (!g_batches.empty()) {
+    std::string list;
+    for (std::int64_t b : g_batches) list += (list.empty() ? "" : ",") + std::to_string(b);
+    benchmark::AddCustomContext("batches", list);
+  }
   benchmark::AddCustomContext("allocation_tracking", g_alloc.available
                                                          ? "Kokkos Tools allocate callback"
                                                          : "off (a Kokkos tool is loaded)");
