@@ -1367,6 +1367,10 @@ int main(int argc, char** argv) {
   Suite suite    = Suite::full;
   bool calibrate_only = false;
   bool min_time_given = false;
+  // A count on the command line: 1 to 6 decimal digits.
+  const auto is_count = [](std::string const& n) {
+    return !n.empty() && n.size() <= 6 && n.find_first_not_of("0123456789") == std::string::npos;
+  };
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
@@ -1380,7 +1384,7 @@ int main(int argc, char** argv) {
       g_seed = std::stoull(a.substr(7));
     else if (a.rfind("--teams-per-row=", 0) == 0) {
       const std::string n = a.substr(16);
-      if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos) {
+      if (!is_count(n)) {
         std::fprintf(stderr, "qrita_perf: --teams-per-row takes a count >= 0, got '%s'\n",
                      n.c_str());
         return 2;
@@ -1391,8 +1395,7 @@ int main(int argc, char** argv) {
       for (std::size_t at = 0, comma; (comma = list.find(',', at)) != std::string::npos;
            at = comma + 1) {
         const std::string n = list.substr(at, comma - at);
-        if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos ||
-            std::stoi(n) < 1) {
+        if (!is_count(n) || std::stoi(n) < 1) {
           std::fprintf(stderr, "qrita_perf: --batches takes batches >= 1, e.g. 1,64,256; got '%s'\n",
                        a.substr(10).c_str());
           return 2;
