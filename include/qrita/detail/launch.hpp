@@ -253,8 +253,10 @@ void launch_deferred(ExecutionSpace const& space,
 }
 
 // The launches of a split call (split_kernel.hpp), in order on `space`:
-// scan, gather and, for the mask, write; for a sampler or list call that
-// can defer rows (see launch_mode), its deferred rows' two or three launches.
+// scan, gather and, for the mask, write. A sampler or list call that can
+// defer rows (see launch_mode): scan, the deferred rows' plan where
+// LaunchPlan::split_plans_apart, gather (the Deferred variant, which also
+// gathers the deferred rows' boundary) and finish.
 template <class ExecutionSpace, class T, Mode M>
 void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> const& kernel,
                   LaunchPlan const& plan, SplitSizes const& split, char* ws) {
@@ -278,23 +280,25 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
   // split_scan's scratch holds the same views as MaskKernel's (histogram,
   // two ints, the on-chip candidates): the same size, within the limit.
   run("qrita::split_scan", sk, SplitScan{}, int(plan.team_scratch_bytes));
-  run("qrita::split_gather", sk, SplitGather{}, 64);
   if constexpr (M != Mode::mask) {
     if (kernel.prm.deferred_end != nullptr) {
+      // Rows may defer: split_gather's Deferred variant gathers both the
+      // missed rows' buckets and the deferred rows' boundary buckets.
       using Deferred = SplitKernel<ExecutionSpace, T, M, true>;
       static_assert(sizeof(Deferred) < 4096,
                     "qrita: the split kernel must fit in a kernel argument (4 KiB)");
       const Deferred dk{Deferred::Kernel::from(kernel), ws, layout};
       if (layout.plan_apart)
         run("qrita::split_deferred_plan", dk, SplitDeferredPlan{}, 64, int(kernel.prm.batch));
-      run("qrita::split_deferred_gather", dk, SplitDeferredGather{}, 64);
+      run("qrita::split_gather", dk, SplitGather{}, 64);
       run("qrita::split_deferred_finish", dk, SplitDeferredFinish{}, 64);
+      return;
     }
-    // Otherwise nothing to write: split_gather cleared the rows
-    // (SplitKernel::clears_in_gather).
-    return;
   }
-  run("qrita::split_write", sk, SplitWrite{}, 64);
+  run("qrita::split_gather", sk, SplitGather{}, 64);
+  // The sampler and the list write nothing: split_gather cleared their rows
+  // (SplitKernel::clears_in_gather).
+  if constexpr (M == Mode::mask) run("qrita::split_write", sk, SplitWrite{}, 64);
 }
 
 template <Mode M, class ExecutionSpace, class T>

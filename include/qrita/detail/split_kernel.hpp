@@ -17,23 +17,29 @@
 //   qrita::split_gather   S teams per row, rows that missed: the second read
 //                         and write of one segment each; the last team to
 //                         finish runs the search on the gathered buckets.
+//                         (Deferred rows, below: their first gathering.)
 //   qrita::split_write    S teams per row: the mask, one segment each.
 //                         (The sampler and the list write nothing: without
 //                         the deferred launches below, split_gather
 //                         clears their rows and split_write is not
 //                         launched.)
 //
-// The sampler and the list (given p values and a workspace) launch three
-// others in place of split_write, for rows whose top-p kept set passes the
-// candidate tiers (MaskKernel's Next::defer; see "deferred rows" below):
+// The sampler and the list (given p values and a workspace) launch
+// split_gather in its Deferred variant, and one or two others in place of
+// split_write, for rows whose top-p kept set passes the candidate tiers
+// (MaskKernel's Next::defer; see "deferred rows" below):
 //
-//   qrita::split_deferred_plan     one team per row: the boundary's buckets
-//                         planned from the merged histogram (where the
-//                         teams run in more than one wave; otherwise each
-//                         team of the next launch plans them itself);
-//   qrita::split_deferred_gather   S teams per row: those buckets gathered;
-//                         the last team cuts the set and places the draw's
-//                         target or the list's first C entries in buckets.
+//   qrita::split_deferred_plan     one team per row, before split_gather:
+//                         the boundary's buckets planned from the merged
+//                         histogram (where the teams run in more than one
+//                         wave; otherwise each team of split_gather plans
+//                         them itself);
+//   qrita::split_gather   (Deferred) S teams per row: those buckets
+//                         gathered; the last team cuts the set and places
+//                         the draw's target or the list's first C entries
+//                         in buckets. (In split_gather, not a launch of
+//                         its own: one launch fewer on every such call,
+//                         whether a row defers or not.)
 //   qrita::split_deferred_finish   S teams per row: those buckets gathered;
 //                         the last team draws or lists. Also split_write's
 //                         clearing.
@@ -63,7 +69,7 @@ enum class SplitMode : std::int8_t {
   gather,    // a miss: second read, search, then -inf over the losers
   row,       // masked read + write of each segment, tie bound known
   deferred,  // the sampler's or the list's kept set passes the tiers:
-             // split_deferred_gather cuts it on the boundary's buckets
+             // split_gather (Deferred) cuts it on the boundary's buckets
   third      // and split_deferred_finish reads the draw's or list's buckets
 };
 
@@ -94,7 +100,7 @@ struct SplitRow {
 struct SplitLayout {
   int teams_per_row     = 1;   // S
   // Whether a deferred row's buckets are planned by split_deferred_plan
-  // (one team per row) or by each team of split_deferred_gather (see
+  // (one team per row) or by each team of split_gather (see
   // launch_split).
   bool plan_apart       = false;
   std::int64_t rows     = 0;   // rows the workspace holds state for
@@ -138,12 +144,12 @@ struct SplitScan {};
 struct SplitGather {};
 struct SplitWrite {};
 struct SplitDeferredPlan {};
-struct SplitDeferredGather {};
 struct SplitDeferredFinish {};
 
 // Deferred: the variant whose row steps are MaskKernel's Deferred ones,
-// for the two launches that finish the sampler's and the list's deferred
-// rows (SplitDeferredGather, SplitDeferredFinish); the others take the
+// for the launches that finish the sampler's and the list's deferred
+// rows (SplitGather, SplitDeferredFinish) on calls that can defer rows;
+// the others take the
 // first.
 template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
           bool Deferred = false>
@@ -345,7 +351,7 @@ struct SplitKernel {
       switch (k.decide_after_scan(team, f, th, map, scan, outliers, s, d, plan, st)) {
         case Kernel::Next::second_read: mode = SplitMode::gather; break;
         case Kernel::Next::defer:
-          // Finished by split_deferred_gather and split_deferred_finish,
+          // Finished by split_gather (Deferred) and split_deferred_finish,
           // from the merged histogram and the plan's head mass.
           mode = SplitMode::deferred;
           break;
@@ -386,7 +392,7 @@ struct SplitKernel {
         sr.plan       = plan;
         sr.d          = d;
         sr.tie_column = tie_column;
-        // The list is refilled (a deferred row's by split_deferred_gather;
+        // The list is refilled (a deferred row's by split_gather;
         // its outliers' count and weight are in the plan).
         if (mode == SplitMode::gather || mode == SplitMode::deferred) *counter(r) = 0;
       });
@@ -401,7 +407,11 @@ struct SplitKernel {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
     const int s          = team.league_rank() % lay.teams_per_row;
     SplitRow const& sr   = state(r);
-    if (sr.mode == SplitMode::deferred) return;  // split_deferred_gather's
+    if (sr.mode == SplitMode::deferred) {
+      // (Only the Deferred variant's calls defer rows.)
+      if constexpr (Deferred) deferred_gather(team, r, s);
+      return;
+    }
     RangeMass m;
     RangeMass::init(m);
     if (sr.mode == SplitMode::gather) {
@@ -527,7 +537,7 @@ struct SplitKernel {
   // is finished as MaskKernel's second kernel finishes it, with its reads
   // split across the row's S teams like the mask's: split_deferred_plan
   // plans the boundary's buckets from the merged histogram (one team per
-  // row), split_deferred_gather gathers them and, on the row's last
+  // row), split_gather (this variant) gathers them and, on the row's last
   // team, cuts the set and places the draw's target or the list's first C
   // entries in buckets; split_deferred_finish gathers those and its last
   // team draws or lists. Where a check fails, that team finishes the row
@@ -555,11 +565,11 @@ struct SplitKernel {
   }
 
   // One team per row: the boundary's buckets of a deferred row, planned
-  // from the merged histogram once, for split_deferred_gather's teams
+  // from the merged histogram once, for split_gather's teams
   // (SplitLayout::plan_apart). Where each of those teams plans them itself
   // and the teams run in two waves, the plans of the first wave delay the
   // second: at batch 64 on an H100 the plans were about a third of
-  // split_deferred_gather.
+  // that launch.
   KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredPlan,
                                          member_type const& team) const {
     const std::int64_t r = team.league_rank();
@@ -576,12 +586,11 @@ struct SplitKernel {
     });
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredGather,
-                                         member_type const& team) const {
-    const std::int64_t r = team.league_rank() / lay.teams_per_row;
-    const int s          = team.league_rank() % lay.teams_per_row;
-    SplitRow& sr         = state(r);
-    if (sr.mode != SplitMode::deferred) return;
+  // split_gather's work on a deferred row (segment s): the planned buckets
+  // gathered, and on the row's last team the cut.
+  KOKKOS_INLINE_FUNCTION void deferred_gather(member_type const& team, std::int64_t r,
+                                              int s) const {
+    SplitRow& sr = state(r);
     scratch_view<int> slot(team.team_scratch(0), 2);
     const Scratch sc = row_scratch(r, slot.data() + 1);
     const Filters f  = sr.f;
