@@ -1,11 +1,10 @@
 // What Kokkos Tools see of a call: one kernel labelled qrita::sample_mask
 // (qrita::sample_tokens, qrita::candidate_list for the sampling calls; the
-// three qrita::split_* launches for a split row; a sampling call with p
+// two qrita::split_* launches for a split row, scan and gather; a sampling call with p
 // values and a workspace adds its second kernel, qrita::*_deferred, or
 // when split, launches qrita::split_deferred_finish after qrita::split_gather
 // (and qrita::split_deferred_plan before it where
-// LaunchPlan::split_plans_apart) instead of qrita::split_write, which only
-// the mask launches) inside
+// LaunchPlan::split_plans_apart)) inside
 // one balanced region named after the call (also when the call throws);
 // with a qrita::Workspace, no allocation of qrita's own and no fence inside
 // a call (so it can be captured in a CUDA graph). Allocations Kokkos makes
@@ -115,10 +114,9 @@ TYPED_TEST(Profiling, OneLabelledKernelNoAllocationBalancedRegions) {
     const int fences_in_calls = log_.fences;
     space.fence();
     EXPECT_EQ(log_.allocations, 0) << "sample_mask allocated memory of its own";
-    // One kernel per call, or the three launches of a split call (small
+    // One kernel per call, or the two launches of a split call (small
     // batches on a device), each labelled qrita::<stage>.
-    const std::vector<std::string> split = {"qrita::split_scan", "qrita::split_gather",
-                                            "qrita::split_write"};
+    const std::vector<std::string> split = {"qrita::split_scan", "qrita::split_gather"};
     const bool splits = qrita::plan(space, batch, vocab, opts).teams_per_row > 1;
     std::vector<std::string> expected;
     for (int call = 0; call < 3; ++call) {
@@ -245,10 +243,7 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
       kernels.emplace_back("qrita::split_scan");
       if (deferring && layout.split_plans_apart) kernels.emplace_back("qrita::split_deferred_plan");
       kernels.emplace_back("qrita::split_gather");
-      if (deferring)
-        kernels.emplace_back("qrita::split_deferred_finish");
-      else if (std::string(name) == "qrita::sample_mask")
-        kernels.emplace_back("qrita::split_write");  // (the others write nothing)
+      if (deferring) kernels.emplace_back("qrita::split_deferred_finish");
     } else {
       kernels.emplace_back(name);
       if (deferring) kernels.emplace_back(std::string(name) + "_deferred");

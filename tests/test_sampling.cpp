@@ -666,8 +666,8 @@ TYPED_TEST(Sampling, LargeKeptSetsGiveTheSameTokensAndListsOnEveryPath) {
 
 // One workspace for a sequence of calls: each call leaves the workspace's
 // row state (histograms, counters, flags) clear for the next, whichever
-// launches it ran (the mask's split_write, the clearing in the sampler's
-// and the list's split_gather, the deferred rows' launches), so every call,
+// launches it ran (split_gather's clearing, or split_deferred_finish's
+// after the deferred rows' launches), so every call,
 // in turn with the others on one workspace, gives what it gives on a fresh
 // one. Rows split across teams and not; with p values (randn rows whose
 // top-p sets pass the tier: deferred) and without.

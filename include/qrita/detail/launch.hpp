@@ -253,7 +253,7 @@ void launch_deferred(ExecutionSpace const& space,
 }
 
 // The launches of a split call (split_kernel.hpp), in order on `space`:
-// scan, gather and, for the mask, write. A sampler or list call that can
+// scan and gather (which writes the mask). A sampler or list call that can
 // defer rows (see launch_mode): scan, the deferred rows' plan where
 // LaunchPlan::split_plans_apart, gather (the Deferred variant, which also
 // gathers the deferred rows' boundary) and finish.
@@ -295,10 +295,9 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
       return;
     }
   }
-  run("qrita::split_gather", sk, SplitGather{}, 64);
-  // The sampler and the list write nothing: split_gather cleared their rows
+  // The mask's writes, and every row's clearing, in the same launch
   // (SplitKernel::clears_in_gather).
-  if constexpr (M == Mode::mask) run("qrita::split_write", sk, SplitWrite{}, 64);
+  run("qrita::split_gather", sk, SplitGather{}, 64);
 }
 
 template <Mode M, class ExecutionSpace, class T>

@@ -18,15 +18,17 @@
 //                         and write of one segment each; the last team to
 //                         finish runs the search on the gathered buckets.
 //                         (Deferred rows, below: their first gathering.)
-//   qrita::split_write    S teams per row: the mask, one segment each.
-//                         (The sampler and the list write nothing: without
-//                         the deferred launches below, split_gather
-//                         clears their rows and split_write is not
-//                         launched.)
+//                         The mask: each team writes its segment's mask
+//                         (rows decided by split_scan), and a missed
+//                         row's last team writes the gathered entries'.
+//                         (This was a launch of its own, split_write,
+//                         paid by every mask call.) The sampler and the
+//                         list write nothing; without the deferred
+//                         launches below, split_gather clears their rows.
 //
 // The sampler and the list (given p values and a workspace) launch
-// split_gather in its Deferred variant, and one or two others in place of
-// split_write, for rows whose top-p kept set passes the candidate tiers
+// split_gather in its Deferred variant, and one or two others, for rows
+// whose top-p kept set passes the candidate tiers
 // (MaskKernel's Next::defer; see "deferred rows" below):
 //
 //   qrita::split_deferred_plan     one team per row, before split_gather:
@@ -41,7 +43,7 @@
 //                         its own: one launch fewer on every such call,
 //                         whether a row defers or not.)
 //   qrita::split_deferred_finish   S teams per row: those buckets gathered;
-//                         the last team draws or lists. Also split_write's
+//                         the last team draws or lists. Also the rows'
 //                         clearing.
 //
 // "Last team": each team publishes its partial results, fences, and takes a
@@ -142,7 +144,6 @@ struct SplitLayout {
 
 struct SplitScan {};
 struct SplitGather {};
-struct SplitWrite {};
 struct SplitDeferredPlan {};
 struct SplitDeferredFinish {};
 
@@ -429,21 +430,24 @@ struct SplitKernel {
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (sr.mode != SplitMode::gather) {
+      if constexpr (M == Mode::mask) write_segment(team, r, s);
       if (clears_in_gather() && s == 0) clear(team, r);
       return;
     }
     scratch_view<int> slot(team.team_scratch(0), 2);
     if (!last_team(team, r, slot.data())) return;
     resolve(team, r, slot.data() + 1);
-    if (clears_in_gather()) clear(team, r);
+    if (clears_in_gather()) {
+      team.team_barrier();
+      clear(team, r);
+    }
   }
 
-  // Whether split_gather leaves the rows clear for the next call: the
-  // sampler's and the list's calls that launch no deferred rows' launches
-  // have nothing for split_write to write, and launch_split leaves it out
-  // (a launch saved: 4.8 us of a k-only draw's 77 us at B = 1 on an H100).
+  // Whether split_gather leaves the rows clear for the next call: every
+  // mask call, and the sampler's and the list's calls that launch no
+  // deferred rows' launches (split_deferred_finish clears those).
   KOKKOS_INLINE_FUNCTION bool clears_in_gather() const {
-    return M != Mode::mask && k.prm.deferred_end == nullptr;
+    return M == Mode::mask || k.prm.deferred_end == nullptr;
   }
 
   // The search on a missed row's gathered buckets, by one team, once every
@@ -468,28 +472,25 @@ struct SplitKernel {
       Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.mode = SplitMode::none; });
       return;
     }
+    // The second read wrote -inf below the gathered range and kept what
+    // lies above it: -inf over the gathered entries that lose. (The other
+    // teams' writes are done, and none touched a gathered entry.)
     const int tie_column = k.tie_column(team, d, s.set);
-    team.team_barrier();
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      sr.d          = d;
-      sr.st         = st;
-      sr.tie_column = tie_column;
-    });
+    mask_gathered(team, row_of(r), s.set, d.set_size, d.cut.key, tie_column);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.st = st; });
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(SplitWrite, member_type const& team) const {
-    const std::int64_t r = team.league_rank() / lay.teams_per_row;
-    const int s          = team.league_rank() % lay.teams_per_row;
+  // The mask of segment s of a row split_scan decided (from_set, row); a
+  // missed row's (gather) is written by split_gather's reads and its last
+  // team.
+  KOKKOS_INLINE_FUNCTION void write_segment(member_type const& team, std::int64_t r,
+                                            int s) const {
     SplitRow const& sr   = state(r);
     T* row               = row_of(r);
     const int b = seg_begin(s), e = seg_end(s);
     const Candidates set = list(r);
     const float cut      = key_value(sr.d.cut.key);
     switch (sr.mode) {
-      case SplitMode::none:
-      case SplitMode::deferred:  // (sampler and list rows: the deferred
-      case SplitMode::third:     // launches run instead of this one)
-        break;
       case SplitMode::from_set: {
         fill_neg_inf(team, row + b, e - b);
         team.team_barrier();
@@ -499,11 +500,9 @@ struct SplitKernel {
           const float z = set.value(j);
           if (kept(z, c, cut, sr.tie_column)) row[c] = from_float<T>(z);
         });
+        team.team_barrier();
         break;
       }
-      case SplitMode::gather:
-        if (s == 0) mask_gathered(team, row, set, sr.d.set_size, sr.d.cut.key, sr.tie_column);
-        break;
       case SplitMode::row:
         // A bound below INT_MAX here is a whole-row group (MaskKernel::
         // tie_column): its columns past the bound become -inf, unread.
@@ -515,9 +514,11 @@ struct SplitKernel {
         } else {
           apply_mask(team, row + b, e - b, sr.d.cut.key, 0u, 0u, INT_MAX);
         }
+        team.team_barrier();
+        break;
+      default:  // none (decided and written), gather (above)
         break;
     }
-    if (s == 0) clear(team, r);
   }
 
   // Leaves row r's counts zero for the next call, and reports.
@@ -542,7 +543,7 @@ struct SplitKernel {
   // entries in buckets; split_deferred_finish gathers those and its last
   // team draws or lists. Where a check fails, that team finishes the row
   // as the second kernel would (draw_partial, list_partial, whole-row
-  // search). split_deferred_finish also does split_write's clearing.
+  // search). split_deferred_finish also clears the rows.
 
   KOKKOS_INLINE_FUNCTION Scratch row_scratch(std::int64_t r, int* result) const {
     Scratch s;
