@@ -1,7 +1,8 @@
 // What Kokkos Tools see of a call: one kernel labelled qrita::sample_mask
 // (qrita::sample_tokens, qrita::candidate_list for the sampling calls; the
-// two qrita::split_* launches for a split row, scan and gather; a sampling call with p
-// values and a workspace adds its second kernel, qrita::*_deferred, or
+// two qrita::split_* launches for a split row, scan and gather; a sampling
+// call with p values and a workspace adds its second kernel,
+// qrita::*_deferred, or
 // when split, launches qrita::split_deferred_finish after qrita::split_gather
 // (and qrita::split_deferred_plan before it where
 // LaunchPlan::split_plans_apart)) inside

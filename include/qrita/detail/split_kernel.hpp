@@ -466,7 +466,8 @@ struct SplitKernel {
     k.resolve_buckets(team, sr.f, sr.scan, sr.map, sr.plan, exact, n, s, d, st);
     st.tier = n > k.prm.capacity;
     if constexpr (M != Mode::mask) {
-      // The sampler or the list: finished here (the caller clears).
+      // The sampler or the list: finished here (cleared by the caller, or
+      // by split_deferred_finish after the deferred launches).
       k.finish_row(team, r, row_of(r), sr.f, sr.scan, sr.map, d, s);
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.mode = SplitMode::none; });
