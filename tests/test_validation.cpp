@@ -218,7 +218,7 @@ TYPED_TEST(Validation, WorkspaceIsSizedByThePlanAndChecked) {
 
 TYPED_TEST(Validation, SplitTeamsFitOneWave) {
   // The backend's own split (Options::teams_per_row = 0) keeps a batch's
-  // teams within those that run at once (Policy::resident_share), so no
+  // teams within those that run at once (Policy::split_resident_teams), so no
   // deferred row needs the plan launch; fewer teams per row as the batch
   // grows; hosts never split. A caller's teams_per_row is taken as given,
   // and the plan launch follows the waves it makes.
@@ -238,7 +238,7 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
       EXPECT_TRUE(P::split_rows);
       EXPECT_GE(S, 2);
       EXPECT_LE(std::int64_t(S), V / P::split_segment) << "batch " << B;
-      EXPECT_LE(B * S * plan.split_team_size * P::resident_share, concurrency)
+      EXPECT_LE(B * S, P::split_resident_teams(concurrency, plan.split_team_size))
           << "batch " << B << ", V " << V << ", S " << S;
       EXPECT_FALSE(plan.split_plans_apart) << "batch " << B << ", V " << V;
     }
@@ -252,7 +252,7 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
     const qrita::LaunchPlan plan = qrita::plan(space, B, 128256, forced);
     EXPECT_EQ(plan.teams_per_row, 40);
     EXPECT_EQ(plan.split_plans_apart,
-              B * 40 * plan.split_team_size * P::resident_share > concurrency)
+              B * 40 > P::split_resident_teams(concurrency, plan.split_team_size))
         << "batch " << B;
   }
 }

@@ -69,9 +69,9 @@ SplitSizes split_sizes(ExecutionSpace const& space, std::int64_t batch,
   if (opts.teams_per_row == 0 && !P::split_rows) return out;
   out.team_size = floor_power_of_two(
       P::wide_batch_team_size < team_max ? P::wide_batch_team_size : team_max);
-  // Teams that run at once (Policy::resident_share).
+  // Teams that run at once (Policy::split_resident_teams).
   const std::int64_t resident =
-      std::int64_t(space.concurrency()) / out.team_size / P::resident_share;
+      P::split_resident_teams(std::int64_t(space.concurrency()), out.team_size);
   // Segments of at least split_segment entries (and 4-aligned starts).
   std::int64_t by_size = vocab / P::split_segment;
   if (by_size < 1) by_size = 1;
@@ -182,7 +182,7 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   plan.split_team_size = full.split.team_size;
   // A deferred row's boundary buckets are planned by a launch of their own
   // (one team per row) where the split teams take more than one wave
-  // (more than concurrency / (resident_share * team) teams): every team's
+  // (more than Policy::split_resident_teams): every team's
   // own copy of the plan would delay the next wave. In one wave the copies
   // run side by side and the launch would cost more than it saves (1.5-4
   // us at batch 1 on an H100; PERFORMANCE.md, twenty-second session). The
@@ -190,8 +190,8 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   // Options::teams_per_row may not.
   plan.split_plans_apart =
       plan.teams_per_row > 1 &&
-      batch * plan.teams_per_row * std::int64_t(P::resident_share) * plan.split_team_size >
-          std::int64_t(space.concurrency());
+      batch * plan.teams_per_row >
+          P::split_resident_teams(std::int64_t(space.concurrency()), plan.split_team_size);
   if (full.split.rows > 0)
     plan.workspace_bytes = split_layout(plan, full.split).bytes;
   // A record per row at the end, 16-byte aligned: the sampler's and the

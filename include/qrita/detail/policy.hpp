@@ -12,6 +12,7 @@
 
 #include <qrita/detail/compat.hpp>
 
+#include <cstdint>
 #include <type_traits>
 
 namespace qrita {
@@ -46,6 +47,21 @@ struct Policy {
   using launch_bounds = typename std::conditional<
       runs_on_host, Kokkos::LaunchBounds<>, Kokkos::LaunchBounds<1024, 1>>::type;
 
+  // The split launches (split_kernel.hpp, small batches) on CUDA: teams of
+  // wide_batch_team_size = 256 threads, three per multiprocessor, which
+  // leaves 85 registers a thread (ptxas takes 80) against the cap's 64. A
+  // split row's deciding team runs a long chain of dependent steps alone;
+  // with fewer spills it is shorter. On an H100 (2026-11-27, same call) the
+  // split calls took 0.92-0.96x their time at batch 1 and, at batch 64
+  // with 6 teams per row (one wave of 3 teams per multiprocessor),
+  // 0.92-0.96x the time with 8 teams per row under the cap
+  // (docs/PERFORMANCE.md, twenty-sixth session). Elsewhere launch_bounds:
+  // not measured on AMD devices.
+  static constexpr bool split_bounds_own = IsCuda<ExecutionSpace>::value;
+  using split_launch_bounds =
+      typename std::conditional<split_bounds_own, Kokkos::LaunchBounds<256, 3>,
+                                launch_bounds>::type;
+
   // Candidates a team gathers on chip (level-0 scratch; the launch clamps
   // this to what the backend allows and to the vocabulary). The paper
   // measures a few hundred to a few thousand outliers per row on real models
@@ -64,29 +80,36 @@ struct Policy {
   // below the threshold (counts, 4 bytes each, in team scratch).
   static constexpr int histogram_buckets = 2048;
 
-  // The share of the device's threads (Kokkos' concurrency) that run at
-  // once under launch_bounds: a thread capped at 64 registers leaves an
-  // NVIDIA multiprocessor half of the threads it could hold (1024 of
-  // 2048). Teams beyond concurrency / resident_share queue for a second
-  // wave. Not measured on AMD devices.
-  static constexpr int resident_share = runs_on_host ? 1 : 2;
+  // The split teams of `team_size` threads that run at once: the share of
+  // the device's threads (Kokkos' concurrency, 2048 per NVIDIA
+  // multiprocessor) that split_launch_bounds leaves resident. CUDA: 3 teams
+  // of 256, 768 of 2048 (3/8). Elsewhere launch_bounds' 64 registers leave
+  // half (1024 of 2048), not measured on AMD devices; hosts all. Teams
+  // beyond these queue for a second wave.
+  static std::int64_t split_resident_teams(std::int64_t concurrency, int team_size) {
+    const std::int64_t num = runs_on_host ? 1 : (split_bounds_own ? 3 : 1);
+    const std::int64_t den = runs_on_host ? 1 : (split_bounds_own ? 8 : 2);
+    return concurrency * num / den / team_size;
+  }
 
   // Small batches: a row is split across several teams when the teams
-  // that run at once (resident_share) give each row at least
+  // that run at once (split_resident_teams) give each row at least
   // split_min_teams of them; the row then takes all its share, so the split
   // teams fill one wave, each team taking at least split_segment entries.
-  // Measured on an H200 (docs/PERFORMANCE.md, twenty-third session):
+  // Measured on an H200 (docs/PERFORMANCE.md, twenty-third session), under
+  // the 64-register cap (4 teams of 256 per multiprocessor):
   // - In one wave rather than two: at batch 64, 8 teams per row took
   //   0.80-0.89x the time of 16 (two waves: each team's fixed work, its
   //   sample of the row and its histogram, delayed the second).
   // - Split against one 512-thread team per row: 0.64-0.78x at batch 8,
   //   0.83-1.05x at 64 (V = 262144 / 128256; top-p 0.7 rows 0.72-0.93x,
   //   top-k rows at V = 128256 1.1x), 1.04-1.23x at 128 and 1.22-1.34x at
-  //   256. With 528 resident teams on an H100 or H200 a row is split up to
-  //   batch 66.
-  // Hosts never split by default.
+  //   256.
+  // With 3 teams per multiprocessor (396 on an H100 or H200) and at least
+  // 6 teams a row, a row is split up to batch 66, as before (twenty-sixth
+  // session). Hosts never split by default.
   static constexpr bool split_rows        = !runs_on_host;
-  static constexpr int split_min_teams    = 8;
+  static constexpr int split_min_teams    = 6;
   static constexpr int split_segment      = 4096;
 
   // 16-byte loads each thread has in flight in a whole-row pass.

@@ -164,7 +164,7 @@ struct SplitKernel {
   using scratch_view = typename Kernel::template scratch_view<U>;
   template <class Tag>
   using policy_type = Kokkos::TeamPolicy<
-      ExecutionSpace, typename Policy<ExecutionSpace>::launch_bounds, Tag>;
+      ExecutionSpace, typename Policy<ExecutionSpace>::split_launch_bounds, Tag>;
 
   Kernel k;          // the row's steps, and the call's parameters
   char* ws = nullptr;  // workspace base
