@@ -51,11 +51,11 @@ struct Policy {
   // wide_batch_team_size = 256 threads, three per multiprocessor, which
   // leaves 85 registers a thread (ptxas takes 80) against the cap's 64. A
   // split row's deciding team runs a long chain of dependent steps alone;
-  // with fewer spills it is shorter. On an H100 (2026-11-27, same call) the
-  // split calls took 0.92-0.96x their time at batch 1 and, at batch 64
-  // with 6 teams per row (one wave of 3 teams per multiprocessor),
-  // 0.92-0.96x the time with 8 teams per row under the cap
-  // (docs/PERFORMANCE.md, twenty-sixth session). Elsewhere launch_bounds:
+  // with fewer spills it is shorter. On an H100 (2026-11-27, same call),
+  // with split_resident_teams and split_min_teams below, the split calls
+  // took 0.93-0.96x their time under the cap at batch 1, 0.87-0.92x at 16,
+  // 0.92-0.96x at 32 and 0.88-0.96x at 64 (geometric means by call;
+  // docs/PERFORMANCE.md, twenty-sixth session). Elsewhere launch_bounds:
   // not measured on AMD devices.
   static constexpr bool split_bounds_own = IsCuda<ExecutionSpace>::value;
   using split_launch_bounds =
