@@ -58,9 +58,9 @@ struct Policy {
   // docs/PERFORMANCE.md, twenty-sixth session). Elsewhere launch_bounds:
   // not measured on AMD devices.
   static constexpr bool split_bounds_own = IsCuda<ExecutionSpace>::value;
-  using split_launch_bounds =
-      typename std::conditional<split_bounds_own, Kokkos::LaunchBounds<256, 3>,
-                                launch_bounds>::type;
+  using split_launch_bounds = typename std::conditional<
+      split_bounds_own, Kokkos::LaunchBounds<unsigned(wide_batch_team_size), 3>,
+      launch_bounds>::type;
 
   // Candidates a team gathers on chip (level-0 scratch; the launch clamps
   // this to what the backend allows and to the vocabulary). The paper
@@ -105,11 +105,12 @@ struct Policy {
   //   0.83-1.05x at 64 (V = 262144 / 128256; top-p 0.7 rows 0.72-0.93x,
   //   top-k rows at V = 128256 1.1x), 1.04-1.23x at 128 and 1.22-1.34x at
   //   256.
-  // With 3 teams per multiprocessor (396 on an H100 or H200) and at least
-  // 6 teams a row, a row is split up to batch 66, as before (twenty-sixth
-  // session). Hosts never split by default.
+  // CUDA, with 3 teams per multiprocessor (396 on an H100 or H200) and at
+  // least 6 teams a row: a row is split up to batch 66, as before
+  // (twenty-sixth session). Elsewhere 8, as measured under the cap. Hosts
+  // never split by default.
   static constexpr bool split_rows        = !runs_on_host;
-  static constexpr int split_min_teams    = 6;
+  static constexpr int split_min_teams    = split_bounds_own ? 6 : 8;
   static constexpr int split_segment      = 4096;
 
   // 16-byte loads each thread has in flight in a whole-row pass.
