@@ -80,16 +80,16 @@ struct Policy {
   // below the threshold (counts, 4 bytes each, in team scratch).
   static constexpr int histogram_buckets = 2048;
 
-  // The split teams of `team_size` threads that run at once: the share of
+  // The split teams of `team_threads` threads that run at once: the share of
   // the device's threads (Kokkos' concurrency, 2048 per NVIDIA
   // multiprocessor) that split_launch_bounds leaves resident. CUDA: 3 teams
   // of 256, 768 of 2048 (3/8). Elsewhere launch_bounds' 64 registers leave
   // half (1024 of 2048), not measured on AMD devices; hosts all. Teams
   // beyond these queue for a second wave.
-  static std::int64_t split_resident_teams(std::int64_t concurrency, int team_size) {
+  static std::int64_t split_resident_teams(std::int64_t concurrency, int team_threads) {
     const std::int64_t num = runs_on_host ? 1 : (split_bounds_own ? 3 : 1);
     const std::int64_t den = runs_on_host ? 1 : (split_bounds_own ? 8 : 2);
-    return concurrency * num / den / team_size;
+    return concurrency * num / den / team_threads;
   }
 
   // Small batches: a row is split across several teams when the teams
