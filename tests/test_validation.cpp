@@ -246,6 +246,13 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
       EXPECT_FALSE(split_any);
     }
   }
+  if (P::split_bounds_own) {
+    // CUDA: split_teams_per_multiprocessor teams of wide_batch_team_size per
+    // multiprocessor, the count split_launch_bounds was compiled for.
+    EXPECT_EQ(P::split_resident_teams(concurrency, P::wide_batch_team_size),
+              concurrency / P::threads_per_multiprocessor *
+                  P::split_teams_per_multiprocessor);
+  }
   qrita::Options forced;
   forced.teams_per_row = 40;
   for (std::int64_t B : {1, 64, 1024}) {

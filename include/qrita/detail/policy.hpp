@@ -58,8 +58,15 @@ struct Policy {
   // docs/PERFORMANCE.md, twenty-sixth session). Elsewhere launch_bounds:
   // not measured on AMD devices.
   static constexpr bool split_bounds_own = IsCuda<ExecutionSpace>::value;
+  // Split teams per multiprocessor under split_launch_bounds (CUDA), and the
+  // threads a multiprocessor holds (NVIDIA: 2048; Kokkos' concurrency counts
+  // them). split_resident_teams derives the teams that run at once from both.
+  static constexpr int split_teams_per_multiprocessor = 3;
+  static constexpr int threads_per_multiprocessor     = 2048;
   using split_launch_bounds = typename std::conditional<
-      split_bounds_own, Kokkos::LaunchBounds<unsigned(wide_batch_team_size), 3>,
+      split_bounds_own,
+      Kokkos::LaunchBounds<unsigned(wide_batch_team_size),
+                           unsigned(split_teams_per_multiprocessor)>,
       launch_bounds>::type;
 
   // Candidates a team gathers on chip (level-0 scratch; the launch clamps
@@ -81,14 +88,20 @@ struct Policy {
   static constexpr int histogram_buckets = 2048;
 
   // The split teams of `team_threads` threads that run at once: the share of
-  // the device's threads (Kokkos' concurrency, 2048 per NVIDIA
-  // multiprocessor) that split_launch_bounds leaves resident. CUDA: 3 teams
-  // of 256, 768 of 2048 (3/8). Elsewhere launch_bounds' 64 registers leave
-  // half (1024 of 2048), not measured on AMD devices; hosts all. Teams
-  // beyond these queue for a second wave.
+  // the device's threads (Kokkos' concurrency) that split_launch_bounds
+  // leaves resident. CUDA: split_teams_per_multiprocessor teams of
+  // wide_batch_team_size threads of every threads_per_multiprocessor (3 x
+  // 256 of 2048). Elsewhere launch_bounds' 64 registers leave half (1024 of
+  // 2048), not measured on AMD devices; hosts all. Teams beyond these queue
+  // for a second wave.
   static std::int64_t split_resident_teams(std::int64_t concurrency, int team_threads) {
-    const std::int64_t num = runs_on_host ? 1 : (split_bounds_own ? 3 : 1);
-    const std::int64_t den = runs_on_host ? 1 : (split_bounds_own ? 8 : 2);
+    const std::int64_t num =
+        runs_on_host ? 1
+                     : (split_bounds_own ? std::int64_t(split_teams_per_multiprocessor) *
+                                               wide_batch_team_size
+                                         : 1);
+    const std::int64_t den =
+        runs_on_host ? 1 : (split_bounds_own ? threads_per_multiprocessor : 2);
     return concurrency * num / den / team_threads;
   }
 
