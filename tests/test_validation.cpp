@@ -225,6 +225,11 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
   using P = qrita::detail::Policy<TypeParam>;
   const TypeParam space;
   const std::int64_t concurrency = std::int64_t(space.concurrency());
+  const qrita::detail::MultiprocessorLimits mp = qrita::detail::multiprocessor_limits(space);
+  const auto resident = [&](qrita::LaunchPlan const& plan) {
+    return P::split_resident_teams(concurrency, plan.split_team_size,
+                                   plan.team_scratch_bytes, mp);
+  };
   for (std::int64_t V : {std::int64_t(32000), std::int64_t(128256), std::int64_t(262144)}) {
     int last = 1 << 30;
     bool split_any = false;
@@ -238,8 +243,7 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
       EXPECT_TRUE(P::split_rows);
       EXPECT_GE(S, 2);
       EXPECT_LE(std::int64_t(S), V / P::split_segment) << "batch " << B;
-      EXPECT_LE(B * S, P::split_resident_teams(concurrency, plan.split_team_size))
-          << "batch " << B << ", V " << V << ", S " << S;
+      EXPECT_LE(B * S, resident(plan)) << "batch " << B << ", V " << V << ", S " << S;
       EXPECT_FALSE(plan.split_plans_apart) << "batch " << B << ", V " << V;
     }
     if (!P::split_rows) {
@@ -247,21 +251,47 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
     }
   }
   if (P::split_bounds_own) {
-    // CUDA: split_teams_per_multiprocessor teams of wide_batch_team_size per
-    // multiprocessor, the count split_launch_bounds was compiled for.
-    EXPECT_EQ(P::split_resident_teams(concurrency, P::wide_batch_team_size),
-              concurrency / P::threads_per_multiprocessor *
-                  P::split_teams_per_multiprocessor);
+    // CUDA: the runtime's limits are known, and the teams that run at once
+    // are whole multiprocessors' worth, at most split_launch_bounds' count.
+    EXPECT_GT(mp.multiprocessors, 0);
+    const qrita::LaunchPlan plan = qrita::plan(space, 1, 128256);
+    const std::int64_t teams = resident(plan);
+    EXPECT_EQ(teams % mp.multiprocessors, 0) << teams;
+    EXPECT_GE(teams, mp.multiprocessors);
+    EXPECT_LE(teams, mp.multiprocessors * P::split_teams_per_multiprocessor);
   }
   qrita::Options forced;
   forced.teams_per_row = 40;
   for (std::int64_t B : {1, 64, 1024}) {
     const qrita::LaunchPlan plan = qrita::plan(space, B, 128256, forced);
     EXPECT_EQ(plan.teams_per_row, 40);
-    EXPECT_EQ(plan.split_plans_apart,
-              B * 40 > P::split_resident_teams(concurrency, plan.split_team_size))
-        << "batch " << B;
+    EXPECT_EQ(plan.split_plans_apart, B * 40 > resident(plan)) << "batch " << B;
   }
+}
+
+TEST(Policy, ResidentTeamsFollowTheMultiprocessorsLimits) {
+  // The split teams that run at once on devices we do not hold, from their
+  // published limits (multiprocessors, threads and shared memory per
+  // multiprocessor, the driver's reserve per block): a split team has 256
+  // threads and the default scratch, about 41 KiB; the bounds allow 3.
+  using qrita::detail::MultiprocessorLimits;
+  using qrita::detail::resident_teams_per_multiprocessor;
+  const std::size_t scratch =
+      qrita::detail::MaskKernel<Kokkos::DefaultHostExecutionSpace>::scratch_bytes(
+          4096, 2048);
+  EXPECT_GT(scratch, std::size_t(40) * 1024);
+  EXPECT_LT(scratch, std::size_t(48) * 1024);
+  const MultiprocessorLimits h100{132, 2048, 233472, 1024};
+  const MultiprocessorLimits a100{108, 2048, 167936, 1024};
+  const MultiprocessorLimits rtx4090{128, 1536, 102400, 1024};
+  EXPECT_EQ(resident_teams_per_multiprocessor(h100, 256, scratch, 3), 3);
+  EXPECT_EQ(resident_teams_per_multiprocessor(a100, 256, scratch, 3), 3);
+  EXPECT_EQ(resident_teams_per_multiprocessor(rtx4090, 256, scratch, 3), 2);
+  // Threads bound it: 1536 threads hold one 1024-thread team.
+  EXPECT_EQ(resident_teams_per_multiprocessor(rtx4090, 1024, 0, 3), 1);
+  // Shared memory below one team still runs one; unknown limits give 0.
+  EXPECT_EQ(resident_teams_per_multiprocessor(rtx4090, 256, 200000, 3), 1);
+  EXPECT_EQ(resident_teams_per_multiprocessor(MultiprocessorLimits{}, 256, scratch, 3), 0);
 }
 
 TYPED_TEST(Validation, EmptyBatchAndVocabAreNoOps) {

@@ -58,20 +58,24 @@ struct SplitSizes {
   int teams_per_row  = 1;
   std::int64_t rows  = 0;  // 0: no split state
   int max_teams_per_row = 1;
+  std::int64_t resident_teams = 0;  // Policy::split_resident_teams
 };
 
 template <class ExecutionSpace>
 SplitSizes split_sizes(ExecutionSpace const& space, std::int64_t batch,
-                       std::int64_t vocab, Options const& opts, int team_max) {
+                       std::int64_t vocab, Options const& opts, int team_max,
+                       std::size_t scratch_bytes) {
   using P = Policy<ExecutionSpace>;
   SplitSizes out;
   if (opts.teams_per_row == 1) return out;
   if (opts.teams_per_row == 0 && !P::split_rows) return out;
   out.team_size = floor_power_of_two(
       P::wide_batch_team_size < team_max ? P::wide_batch_team_size : team_max);
-  // Teams that run at once (Policy::split_resident_teams).
-  const std::int64_t resident =
-      P::split_resident_teams(std::int64_t(space.concurrency()), out.team_size);
+  // Teams that run at once.
+  out.resident_teams = P::split_resident_teams(std::int64_t(space.concurrency()),
+                                               out.team_size, scratch_bytes,
+                                               multiprocessor_limits(space));
+  const std::int64_t resident = out.resident_teams;
   // Segments of at least split_segment entries (and 4-aligned starts).
   std::int64_t by_size = vocab / P::split_segment;
   if (by_size < 1) by_size = 1;
@@ -177,21 +181,19 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   // Small batches: rows split across teams (split_kernel.hpp). The
   // workspace holds the split state of every batch up to this one, so its
   // size only grows with the batch.
-  full.split           = split_sizes(space, batch, vocab, opts, team_max);
+  full.split = split_sizes(space, batch, vocab, opts, team_max, plan.team_scratch_bytes);
   plan.teams_per_row   = full.split.teams_per_row;
   plan.split_team_size = full.split.team_size;
   // A deferred row's boundary buckets are planned by a launch of their own
   // (one team per row) where the split teams take more than one wave
-  // (more than Policy::split_resident_teams): every team's
+  // (more than SplitSizes::resident_teams): every team's
   // own copy of the plan would delay the next wave. In one wave the copies
   // run side by side and the launch would cost more than it saves (1.5-4
   // us at batch 1 on an H100; PERFORMANCE.md, twenty-second session). The
   // backend's own choice of teams per row keeps to one wave; a caller's
   // Options::teams_per_row may not.
   plan.split_plans_apart =
-      plan.teams_per_row > 1 &&
-      batch * plan.teams_per_row >
-          P::split_resident_teams(std::int64_t(space.concurrency()), plan.split_team_size);
+      plan.teams_per_row > 1 && batch * plan.teams_per_row > full.split.resident_teams;
   if (full.split.rows > 0)
     plan.workspace_bytes = split_layout(plan, full.split).bytes;
   // A record per row at the end, 16-byte aligned: the sampler's and the

@@ -12,6 +12,7 @@
 
 #include <qrita/detail/compat.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -25,6 +26,70 @@ struct IsCuda : std::false_type {};
 template <>
 struct IsCuda<Kokkos::Cuda> : std::true_type {};
 #endif
+
+// What one multiprocessor of a device holds, for counting the teams that
+// run at once (Policy::split_resident_teams). Zeros: not known.
+struct MultiprocessorLimits {
+  std::int64_t multiprocessors = 0;
+  std::int64_t threads         = 0;  // per multiprocessor
+  std::int64_t shared_bytes    = 0;  // per multiprocessor
+  std::int64_t reserved_shared_bytes = 0;  // per block, the driver's
+};
+
+// The device's, asked of the CUDA runtime for the space's device (a host
+// query, no stream operation, so a call stays capturable in a CUDA graph);
+// not known elsewhere.
+template <class ExecutionSpace>
+MultiprocessorLimits multiprocessor_limits(ExecutionSpace const&) {
+  return {};
+}
+#if defined(KOKKOS_ENABLE_CUDA)
+inline MultiprocessorLimits multiprocessor_limits(Kokkos::Cuda const& space) {
+  const int device = space.cuda_device();
+  int count = 0, threads = 0, shared = 0, reserved = 0;
+  MultiprocessorLimits out;
+  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
+          cudaSuccess)
+    return out;
+#if defined(CUDART_VERSION) && CUDART_VERSION >= 11000
+  if (cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device) !=
+      cudaSuccess)
+    reserved = 0;
+#endif
+  out.multiprocessors       = count;
+  out.threads               = threads;
+  out.shared_bytes          = shared;
+  out.reserved_shared_bytes = reserved;
+  return out;
+}
+#endif
+
+// Teams of `team_threads` threads and `scratch_bytes` of team scratch that
+// one multiprocessor of `mp` runs at once, at most `bound` (what the
+// kernel's launch bounds leave registers for): fewer where its threads or
+// its shared memory hold fewer. A team's shared memory is its scratch,
+// Kokkos' 8 bytes a thread plus 16 for team reductions, and the driver's
+// reserve. 0 where `mp` is not known.
+inline std::int64_t resident_teams_per_multiprocessor(MultiprocessorLimits const& mp,
+                                                      int team_threads,
+                                                      std::size_t scratch_bytes,
+                                                      int bound) {
+  if (mp.multiprocessors <= 0 || mp.threads <= 0 || mp.shared_bytes <= 0 ||
+      team_threads <= 0)
+    return 0;
+  std::int64_t per = bound;
+  const std::int64_t by_threads = mp.threads / team_threads;
+  if (by_threads < per) per = by_threads;
+  const std::int64_t team_shared = std::int64_t(scratch_bytes) +
+                                   std::int64_t(sizeof(double)) * (team_threads + 2) +
+                                   mp.reserved_shared_bytes;
+  const std::int64_t by_shared = mp.shared_bytes / team_shared;
+  if (by_shared < per) per = by_shared;
+  return per < 1 ? 1 : per;
+}
 
 template <class ExecutionSpace>
 struct Policy {
@@ -87,22 +152,27 @@ struct Policy {
   // below the threshold (counts, 4 bytes each, in team scratch).
   static constexpr int histogram_buckets = 2048;
 
-  // The split teams of `team_threads` threads that run at once: the share of
-  // the device's threads (Kokkos' concurrency) that split_launch_bounds
-  // leaves resident. CUDA: split_teams_per_multiprocessor teams of
-  // wide_batch_team_size threads of every threads_per_multiprocessor (3 x
-  // 256 of 2048). Elsewhere launch_bounds' 64 registers leave half (1024 of
-  // 2048), not measured on AMD devices; hosts all. Teams beyond these queue
-  // for a second wave.
-  static std::int64_t split_resident_teams(std::int64_t concurrency, int team_threads) {
-    const std::int64_t num =
-        runs_on_host ? 1
-                     : (split_bounds_own ? std::int64_t(split_teams_per_multiprocessor) *
-                                               wide_batch_team_size
-                                         : 1);
-    const std::int64_t den =
-        runs_on_host ? 1 : (split_bounds_own ? threads_per_multiprocessor : 2);
-    return concurrency * num / den / team_threads;
+  // The split teams of `team_threads` threads, each with `scratch_bytes` of
+  // team scratch, that run at once. CUDA, with the device's limits (`mp`):
+  // per multiprocessor split_teams_per_multiprocessor (what
+  // split_launch_bounds leaves registers for), or fewer where the
+  // multiprocessor's threads or shared memory hold fewer
+  // (resident_teams_per_multiprocessor). An H100 or H200: 3 (132 x 3 =
+  // 396); an RTX 4090 (1536 threads, 100 KiB): 2 of about 44 KiB. CUDA
+  // without the limits: 3 of every threads_per_multiprocessor of Kokkos'
+  // concurrency. Other devices: half the concurrency (launch_bounds' 64
+  // registers leave 1024 threads of 2048; not measured on AMD devices);
+  // hosts all. Teams beyond these queue for a second wave.
+  static std::int64_t split_resident_teams(std::int64_t concurrency, int team_threads,
+                                           std::size_t scratch_bytes,
+                                           MultiprocessorLimits const& mp) {
+    if (runs_on_host) return concurrency / team_threads;
+    if (!split_bounds_own) return concurrency / 2 / team_threads;
+    const std::int64_t per = resident_teams_per_multiprocessor(
+        mp, team_threads, scratch_bytes, split_teams_per_multiprocessor);
+    if (per > 0) return mp.multiprocessors * per;
+    return concurrency / threads_per_multiprocessor * split_teams_per_multiprocessor *
+           wide_batch_team_size / team_threads;
   }
 
   // Small batches: a row is split across several teams when the teams
