@@ -108,7 +108,12 @@ struct Policy {
   // team per multiprocessor, which caps them at 64 registers a thread
   // (NVIDIA). Without a cap the kernel takes more than 80 registers on
   // sm_90 and a multiprocessor holds a single 512-thread team: too few
-  // bytes in flight to keep HBM busy while a team searches.
+  // bytes in flight to keep HBM busy while a team searches. Other bounds
+  // for the 256-thread teams of batch 1024 were slower on an H100
+  // (2026-11-27): 3 or 2 teams per multiprocessor with 80 or 128 registers
+  // 1.13-1.43x, 5 teams with 48 registers 1.09-1.18x (geometric means by
+  // call; docs/PERFORMANCE.md,
+  // twenty-seventh session).
   using launch_bounds = typename std::conditional<
       runs_on_host, Kokkos::LaunchBounds<>, Kokkos::LaunchBounds<1024, 1>>::type;
 
