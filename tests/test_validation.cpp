@@ -269,6 +269,41 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
   }
 }
 
+TYPED_TEST(Validation, TeamsAloneOnlyWhereOnePerMultiprocessor) {
+  // On CUDA an unsplit call with at most one team per multiprocessor is
+  // launched under Policy::alone_launch_bounds (more registers a thread),
+  // and only with teams those bounds allow; elsewhere never. The bounds do
+  // not change the answer: 1024-thread teams (under the kernels' bounds)
+  // mask the same entries, and both agree with the oracle.
+  using P = qrita::detail::Policy<TypeParam>;
+  const TypeParam space;
+  qrita::Options unsplit;
+  unsplit.teams_per_row = 1;
+  const qrita::LaunchPlan small = qrita::plan(space, this->batch, this->vocab, unsplit);
+  const qrita::LaunchPlan wide  = qrita::plan(space, 1 << 20, this->vocab, unsplit);
+  EXPECT_FALSE(wide.teams_alone);
+  EXPECT_EQ(small.teams_alone, P::alone_bounds_own) << small.league_size;
+  if (P::runs_on_host) return;
+  qrita::Options big = unsplit;
+  big.team_size      = 1024;
+  const qrita::LaunchPlan big_plan = qrita::plan(space, this->batch, this->vocab, big);
+  EXPECT_FALSE(big_plan.teams_alone);
+  auto masked = [&](qrita::Options const& opts) {
+    Kokkos::deep_copy(this->logits, this->original);
+    qrita::sample_mask(space, this->logits, this->k, this->p, opts);
+    space.fence();
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), this->logits);
+    return std::vector<float>(host.data(), host.data() + this->batch * this->vocab);
+  };
+  const std::vector<float> alone = masked(unsplit);
+  const std::vector<float> capped = masked(big);
+  for (std::size_t r = 0; r < this->batch; ++r)
+    EXPECT_TRUE(qtest::check_row(&this->original(r, 0), &alone[r * this->vocab],
+                                 this->vocab, 10, 0.9f))
+        << "row " << r;
+  EXPECT_EQ(alone, capped);
+}
+
 TEST(Policy, ResidentTeamsFollowTheMultiprocessorsLimits) {
   // The split teams that run at once on devices we do not hold, from their
   // published limits (multiprocessors, threads and shared memory per

@@ -92,6 +92,10 @@ struct LaunchPlan {
   // (qrita::split_deferred_plan), where the split teams take more than
   // one wave; otherwise every team of the row plans it.
   bool split_plans_apart = false;
+  // Unsplit: at most one team per multiprocessor (a batch no larger than
+  // the device's multiprocessors), so the kernel is launched under bounds
+  // that give a thread more registers (CUDA; Policy::alone_launch_bounds).
+  bool teams_alone = false;
   std::size_t team_scratch_bytes = 0;  // on-chip scratch per team
   // Device memory the call needs besides its arguments: the size of the
   // qrita::Workspace to pass (0: none needed).

@@ -64,7 +64,7 @@ struct SplitSizes {
 template <class ExecutionSpace>
 SplitSizes split_sizes(ExecutionSpace const& space, std::int64_t batch,
                        std::int64_t vocab, Options const& opts, int team_max,
-                       std::size_t scratch_bytes) {
+                       std::size_t scratch_bytes, MultiprocessorLimits const& mp) {
   using P = Policy<ExecutionSpace>;
   SplitSizes out;
   if (opts.teams_per_row == 1) return out;
@@ -73,8 +73,7 @@ SplitSizes split_sizes(ExecutionSpace const& space, std::int64_t batch,
       P::wide_batch_team_size < team_max ? P::wide_batch_team_size : team_max);
   // Teams that run at once.
   out.resident_teams = P::split_resident_teams(std::int64_t(space.concurrency()),
-                                               out.team_size, scratch_bytes,
-                                               multiprocessor_limits(space));
+                                               out.team_size, scratch_bytes, mp);
   const std::int64_t resident = out.resident_teams;
   // Segments of at least split_segment entries (and 4-aligned starts).
   std::int64_t by_size = vocab / P::split_segment;
@@ -168,6 +167,11 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   if (opts.max_teams > 0 && league > opts.max_teams) league = opts.max_teams;
   if (league > batch) league = batch;
   plan.league_size = league < 1 ? 1 : league;
+  // At most one team per multiprocessor (known on CUDA only), within the
+  // threads Policy::alone_launch_bounds allows.
+  const MultiprocessorLimits mp = multiprocessor_limits(space);
+  plan.teams_alone = mp.multiprocessors > 0 && plan.league_size <= mp.multiprocessors &&
+                     plan.team_size <= P::team_size;
 
   // The device tier: a slice of the workspace per team, never more than
   // the rest of a row.
@@ -181,7 +185,7 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   // Small batches: rows split across teams (split_kernel.hpp). The
   // workspace holds the split state of every batch up to this one, so its
   // size only grows with the batch.
-  full.split = split_sizes(space, batch, vocab, opts, team_max, plan.team_scratch_bytes);
+  full.split = split_sizes(space, batch, vocab, opts, team_max, plan.team_scratch_bytes, mp);
   plan.teams_per_row   = full.split.teams_per_row;
   plan.split_team_size = full.split.team_size;
   // A deferred row's boundary buckets are planned by a launch of their own
@@ -229,6 +233,31 @@ struct Call {
   RowIO io;
 };
 
+// An unsplit launch of `kernel` (a MaskKernel): one team per row, its
+// teams persistent, under Policy::alone_launch_bounds where the plan's
+// teams are alone on their multiprocessors (CUDA), else the kernels'
+// bounds. The two policies differ in their bounds only (the same team
+// member type), so the kernel is the same code compiled twice.
+template <class ExecutionSpace, class Kernel>
+void launch_unsplit(const char* label, ExecutionSpace const& space, Kernel const& kernel,
+                    LaunchPlan const& plan) {
+  using P = Policy<ExecutionSpace>;
+  const auto run = [&](auto bounds) {
+    auto policy = light_weight(Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds)>(
+        space, int(plan.league_size), plan.team_size));
+    policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
+    Kokkos::parallel_for(label, policy, kernel);
+  };
+  if constexpr (!std::is_same<typename P::alone_launch_bounds,
+                              typename P::launch_bounds>::value) {
+    if (plan.teams_alone) {
+      run(typename P::alone_launch_bounds{});
+      return;
+    }
+  }
+  run(typename P::launch_bounds{});
+}
+
 // The sampler's and the list's second kernel (MaskKernel's Deferred): the
 // rows the first deferred, one team each (unsplit calls; a split call has
 // its own launches, launch_split). A call that can defer rows (see
@@ -243,12 +272,9 @@ void launch_deferred(ExecutionSpace const& space,
     using Second = MaskKernel<ExecutionSpace, T, M, false, true>;
     if (kernel.prm.deferred_end == nullptr) return;
     const Second second = Second::from(kernel);
-    auto policy = light_weight(
-        typename Second::policy_type(space, int(plan.league_size), plan.team_size));
-    policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
-    Kokkos::parallel_for(M == Mode::sample ? "qrita::sample_tokens_deferred"
-                                           : "qrita::candidate_list_deferred",
-                         policy, second);
+    launch_unsplit(M == Mode::sample ? "qrita::sample_tokens_deferred"
+                                     : "qrita::candidate_list_deferred",
+                   space, second, plan);
   } else {
     (void)space, (void)kernel, (void)plan;
   }
@@ -369,13 +395,10 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
   const Unsplit unsplit = Unsplit::from(kernel);
   static_assert(sizeof(Unsplit) < 4096,
                 "qrita: the kernel must fit in a kernel argument (4 KiB)");
-  auto policy = light_weight(
-      typename Unsplit::policy_type(space, int(plan.league_size), plan.team_size));
-  policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
   const char* label = M == Mode::mask     ? "qrita::sample_mask"
                       : M == Mode::sample ? "qrita::sample_tokens"
                                           : "qrita::candidate_list";
-  Kokkos::parallel_for(label, policy, unsplit);
+  launch_unsplit(label, space, unsplit, plan);
   launch_deferred(space, kernel, plan);
 }
 

@@ -117,6 +117,18 @@ struct Policy {
   using launch_bounds = typename std::conditional<
       runs_on_host, Kokkos::LaunchBounds<>, Kokkos::LaunchBounds<1024, 1>>::type;
 
+  // Unsplit launches whose teams are alone on their multiprocessors
+  // (LaunchPlan::teams_alone: a batch no larger than the multiprocessors,
+  // one team_size team per row), on CUDA: one team of up to team_size
+  // threads per multiprocessor, which leaves 128 registers a thread
+  // (ptxas takes 126-128) against the cap's 64. On an H100 (2026-11-27,
+  // same call) batches 96 and 128 took 0.88-0.91x their time under the
+  // cap (geometric means by call; docs/PERFORMANCE.md, twenty-seventh
+  // session). Elsewhere launch_bounds.
+  static constexpr bool alone_bounds_own = IsCuda<ExecutionSpace>::value;
+  using alone_launch_bounds = typename std::conditional<
+      alone_bounds_own, Kokkos::LaunchBounds<unsigned(team_size), 1>, launch_bounds>::type;
+
   // The split launches (split_kernel.hpp, small batches) on CUDA: teams of
   // wide_batch_team_size = 256 threads, three per multiprocessor, which
   // leaves 85 registers a thread (ptxas takes 80) against the cap's 64. A
