@@ -112,8 +112,7 @@ struct Policy {
   // for the 256-thread teams of batch 1024 were slower on an H100
   // (2026-11-27): 3 or 2 teams per multiprocessor with 80 or 128 registers
   // 1.13-1.43x, 5 teams with 48 registers 1.09-1.18x (geometric means by
-  // call; docs/PERFORMANCE.md,
-  // twenty-seventh session).
+  // call; docs/PERFORMANCE.md, twenty-seventh session).
   using launch_bounds = typename std::conditional<
       runs_on_host, Kokkos::LaunchBounds<>, Kokkos::LaunchBounds<1024, 1>>::type;
 
