@@ -304,6 +304,46 @@ TYPED_TEST(Validation, TeamsAloneOnlyWhereOnePerMultiprocessor) {
   EXPECT_EQ(alone, capped);
 }
 
+TYPED_TEST(Validation, SplitTeamsAloneOnlyWhereOnePerMultiprocessor) {
+  // On CUDA a split call whose teams are no more than the multiprocessors
+  // (batch x teams_per_row) is launched under
+  // Policy::split_alone_launch_bounds (more registers a thread); with more
+  // teams, or on other backends, under split_launch_bounds. The bounds do
+  // not change the answer: both calls mask the oracle's entries, and the
+  // same ones.
+  using P = qrita::detail::Policy<TypeParam>;
+  const TypeParam space;
+  const std::int64_t multiprocessors = qrita::detail::multiprocessor_limits(space).multiprocessors;
+  qrita::Options few, many;
+  few.teams_per_row  = 4;    // 24 teams
+  many.teams_per_row = 400;  // 2400 teams: more than any device's multiprocessors
+  const qrita::LaunchPlan few_plan  = qrita::plan(space, this->batch, this->vocab, few);
+  const qrita::LaunchPlan many_plan = qrita::plan(space, this->batch, this->vocab, many);
+  EXPECT_FALSE(many_plan.split_alone);
+  const bool fits = few_plan.teams_per_row > 1 &&
+                    std::int64_t(this->batch) * few_plan.teams_per_row <= multiprocessors;
+  EXPECT_EQ(few_plan.split_alone, P::split_bounds_own && fits)
+      << few_plan.teams_per_row << " teams per row, " << multiprocessors << " multiprocessors";
+  if (!P::split_bounds_own) return;
+  ASSERT_TRUE(few_plan.split_alone);
+  ASSERT_GT(many_plan.teams_per_row, 1);
+  auto masked = [&](qrita::Options const& opts) {
+    qrita::Workspace<TypeParam> ws(space, this->batch, this->vocab, opts);
+    Kokkos::deep_copy(this->logits, this->original);
+    qrita::sample_mask(space, this->logits, this->k, this->p, opts, ws);
+    space.fence();
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), this->logits);
+    return std::vector<float>(host.data(), host.data() + this->batch * this->vocab);
+  };
+  const std::vector<float> alone  = masked(few);
+  const std::vector<float> shared = masked(many);
+  for (std::size_t r = 0; r < this->batch; ++r)
+    EXPECT_TRUE(qtest::check_row(&this->original(r, 0), &alone[r * this->vocab],
+                                 this->vocab, 10, 0.9f))
+        << "row " << r;
+  EXPECT_EQ(alone, shared);
+}
+
 TEST(Policy, ResidentTeamsFollowTheMultiprocessorsLimits) {
   // The split teams that run at once on devices we do not hold, from their
   // published limits (multiprocessors, threads and shared memory per

@@ -96,6 +96,10 @@ struct LaunchPlan {
   // the device's multiprocessors), so the kernel is launched under bounds
   // that give a thread more registers (CUDA; Policy::alone_launch_bounds).
   bool teams_alone = false;
+  // Split: the batch's split teams (batch x teams_per_row) no more than the
+  // multiprocessors, so the split launches use bounds that give a thread
+  // more registers (CUDA; Policy::split_alone_launch_bounds).
+  bool split_alone = false;
   std::size_t team_scratch_bytes = 0;  // on-chip scratch per team
   // Device memory the call needs besides its arguments: the size of the
   // qrita::Workspace to pass (0: none needed).

@@ -188,6 +188,11 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   full.split = split_sizes(space, batch, vocab, opts, team_max, plan.team_scratch_bytes, mp);
   plan.teams_per_row   = full.split.teams_per_row;
   plan.split_team_size = full.split.team_size;
+  // At most one split team per multiprocessor (known on CUDA only), within
+  // the threads Policy::split_alone_launch_bounds allows.
+  plan.split_alone = mp.multiprocessors > 0 && plan.teams_per_row > 1 &&
+                     batch * plan.teams_per_row <= mp.multiprocessors &&
+                     plan.split_team_size <= P::wide_batch_team_size;
   // A deferred row's boundary buckets are planned by a launch of their own
   // (one team per row) where the split teams take more than one wave
   // (more than SplitSizes::resident_teams): every team's
@@ -297,13 +302,27 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
   const Split sk{kernel, ws, layout};
   static_assert(sizeof(Split) < 4096,
                 "qrita: the split kernel must fit in a kernel argument (4 KiB)");
+  // Every launch of the call under the same bounds: split_alone_launch_bounds
+  // where the plan's split teams are alone on their multiprocessors (CUDA;
+  // on other backends the two are the same type, one instantiation).
+  using P = Policy<ExecutionSpace>;
   const auto run = [&](const char* label, auto const& functor, auto tag, int scratch,
                        int league = 0) {
     using Functor = std::decay_t<decltype(functor)>;
-    auto policy = light_weight(typename Functor::template policy_type<decltype(tag)>(
-        space, league > 0 ? league : wide, team));
-    policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
-    Kokkos::parallel_for(label, policy, functor);
+    using Tag     = decltype(tag);
+    const int teams = league > 0 ? league : wide;
+    const auto go = [&](auto policy) {
+      policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
+      Kokkos::parallel_for(label, policy, functor);
+    };
+    if constexpr (!std::is_same<typename P::split_alone_launch_bounds,
+                                typename P::split_launch_bounds>::value) {
+      if (plan.split_alone) {
+        go(light_weight(typename Functor::template alone_policy_type<Tag>(space, teams, team)));
+        return;
+      }
+    }
+    go(light_weight(typename Functor::template policy_type<Tag>(space, teams, team)));
   };
   // split_scan's scratch holds the same views as MaskKernel's (histogram,
   // two ints, the on-chip candidates): the same size, within the limit.

@@ -149,6 +149,18 @@ struct Policy {
       Kokkos::LaunchBounds<unsigned(wide_batch_team_size),
                            unsigned(split_teams_per_multiprocessor)>,
       launch_bounds>::type;
+  // Split launches whose teams are alone on their multiprocessors
+  // (LaunchPlan::split_alone: the batch's split teams no more than the
+  // multiprocessors, e.g. batch 1), on CUDA: one team of
+  // wide_batch_team_size threads per multiprocessor, which leaves up to
+  // 255 registers a thread (ptxas takes up to 136). The deciding team's
+  // chain and every team's sample and read spill less. On an H100
+  // (2026-11-27, same call) batch-1 calls took about 0.92x their time under
+  // split_launch_bounds (docs/PERFORMANCE.md, twenty-eighth session).
+  // Elsewhere split_launch_bounds.
+  using split_alone_launch_bounds = typename std::conditional<
+      split_bounds_own, Kokkos::LaunchBounds<unsigned(wide_batch_team_size), 1>,
+      split_launch_bounds>::type;
 
   // Candidates a team gathers on chip (level-0 scratch; the launch clamps
   // this to what the backend allows and to the vocabulary). The paper
