@@ -43,6 +43,25 @@ class Validation : public ::testing::Test {
     return ::testing::AssertionSuccess();
   }
 
+  // The logits after masking the original rows with k = 10, p = 0.9 under
+  // `opts` (with `ws`, if given), on the host; every row checked against
+  // the oracle.
+  std::vector<float> masked(Exec const& space, qrita::Options const& opts,
+                            qrita::Workspace<Exec> const* ws = nullptr) {
+    Kokkos::deep_copy(logits, original);
+    if (ws != nullptr)
+      qrita::sample_mask(space, logits, k, p, opts, *ws);
+    else
+      qrita::sample_mask(space, logits, k, p, opts);
+    space.fence();
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), logits);
+    std::vector<float> out(host.data(), host.data() + batch * vocab);
+    for (std::size_t r = 0; r < batch; ++r)
+      EXPECT_TRUE(qtest::check_row(&original(r, 0), &out[r * vocab], vocab, 10, 0.9f))
+          << "row " << r;
+    return out;
+  }
+
   template <class Call>
   void expect_rejected(Call&& call, std::vector<std::string> const& words) {
     try {
@@ -288,19 +307,8 @@ TYPED_TEST(Validation, TeamsAloneOnlyWhereOnePerMultiprocessor) {
   big.team_size      = 1024;
   const qrita::LaunchPlan big_plan = qrita::plan(space, this->batch, this->vocab, big);
   EXPECT_FALSE(big_plan.teams_alone);
-  auto masked = [&](qrita::Options const& opts) {
-    Kokkos::deep_copy(this->logits, this->original);
-    qrita::sample_mask(space, this->logits, this->k, this->p, opts);
-    space.fence();
-    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), this->logits);
-    return std::vector<float>(host.data(), host.data() + this->batch * this->vocab);
-  };
-  const std::vector<float> alone = masked(unsplit);
-  const std::vector<float> capped = masked(big);
-  for (std::size_t r = 0; r < this->batch; ++r)
-    EXPECT_TRUE(qtest::check_row(&this->original(r, 0), &alone[r * this->vocab],
-                                 this->vocab, 10, 0.9f))
-        << "row " << r;
+  const std::vector<float> alone  = this->masked(space, unsplit);
+  const std::vector<float> capped = this->masked(space, big);
   EXPECT_EQ(alone, capped);
 }
 
@@ -327,20 +335,10 @@ TYPED_TEST(Validation, SplitTeamsAloneOnlyWhereOnePerMultiprocessor) {
   if (!P::split_bounds_own) return;
   ASSERT_TRUE(few_plan.split_alone);
   ASSERT_GT(many_plan.teams_per_row, 1);
-  auto masked = [&](qrita::Options const& opts) {
-    qrita::Workspace<TypeParam> ws(space, this->batch, this->vocab, opts);
-    Kokkos::deep_copy(this->logits, this->original);
-    qrita::sample_mask(space, this->logits, this->k, this->p, opts, ws);
-    space.fence();
-    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), this->logits);
-    return std::vector<float>(host.data(), host.data() + this->batch * this->vocab);
-  };
-  const std::vector<float> alone  = masked(few);
-  const std::vector<float> shared = masked(many);
-  for (std::size_t r = 0; r < this->batch; ++r)
-    EXPECT_TRUE(qtest::check_row(&this->original(r, 0), &alone[r * this->vocab],
-                                 this->vocab, 10, 0.9f))
-        << "row " << r;
+  const qrita::Workspace<TypeParam> few_ws(space, this->batch, this->vocab, few);
+  const qrita::Workspace<TypeParam> many_ws(space, this->batch, this->vocab, many);
+  const std::vector<float> alone  = this->masked(space, few, &few_ws);
+  const std::vector<float> shared = this->masked(space, many, &many_ws);
   EXPECT_EQ(alone, shared);
 }
 

@@ -153,11 +153,12 @@ struct Policy {
   // (LaunchPlan::split_alone: the batch's split teams no more than the
   // multiprocessors, e.g. batch 1), on CUDA: one team of
   // wide_batch_team_size threads per multiprocessor, which leaves up to
-  // 255 registers a thread (ptxas takes up to 136). The deciding team's
-  // chain and every team's sample and read spill less. On an H100
-  // (2026-11-27, same call) batch-1 calls took about 0.92x their time under
-  // split_launch_bounds (docs/PERFORMANCE.md, twenty-eighth session).
-  // Elsewhere split_launch_bounds.
+  // 255 registers a thread (ptxas takes 130-138 on split_scan). The
+  // deciding team's chain and every team's sample and read spill less. On
+  // an H100 (2026-11-27, same call) batches 1 to 4 took 0.93-0.96x their
+  // time under split_launch_bounds (geometric means by call;
+  // docs/PERFORMANCE.md, twenty-eighth session). Elsewhere
+  // split_launch_bounds.
   using split_alone_launch_bounds = typename std::conditional<
       split_bounds_own, Kokkos::LaunchBounds<unsigned(wide_batch_team_size), 1>,
       split_launch_bounds>::type;
