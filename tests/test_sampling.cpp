@@ -527,6 +527,40 @@ TYPED_TEST(Sampling, Case32_TokensAndListsAreBatchInvariant) {
     EXPECT_EQ(qtest::run_tokens<TypeParam>(big_a), first);
 }
 
+// The ranked draw (draw.hpp: a kept set of up to 128 entries ranked pair by
+// pair, its weight W summed by every thread) and the pivot search it
+// stands in for give the same token, bit for bit, since they use the same
+// integers. The search is what a call without the histogram takes (the
+// ranked draw borrows the histogram's scratch). Kept sets of 1 to 129
+// entries, ties, near-flat rows, top-p and temperatures among them.
+TYPED_TEST(Sampling, RankedDrawGivesTheSearchsToken) {
+  using qrita::synthetic::Shape;
+  const Shape shapes[] = {Shape::lm, Shape::ties, Shape::spread, Shape::peaked, Shape::flat};
+  const int ks[]       = {1, 2, 5, 17, 64, 127, 128, 129};
+  SampleBatch b(40, probe_vocab);
+  std::mt19937_64 rng(11);
+  for (std::int64_t r = 0; r < b.batch; ++r) {
+    qrita::synthetic::fill_row(b.row(r), probe_vocab, shapes[r % 5], rng);
+    b.filters[std::size_t(r)] =
+        filters(ks[r % 8], r % 3 == 0 ? 0.9f : 1.0f, 0.0f, r % 4 == 1 ? 1.5f : 1.0f);
+    b.seeds[std::size_t(r)] = rng();
+  }
+  qrita::Options searched;
+  searched.histogram = false;
+  const int offsets  = qtest::under_tool() ? 1 : 4;
+  for (int offset = 0; offset < offsets; ++offset) {
+    for (auto& o : b.offsets) o = std::uint64_t(offset);
+    const std::vector<int> ranked = qtest::run_tokens<TypeParam>(b);
+    const std::vector<int> search = qtest::run_tokens<TypeParam>(b, searched);
+    for (std::int64_t r = 0; r < b.batch; ++r) {
+      const std::size_t ur = std::size_t(r);
+      EXPECT_EQ(ranked[ur], search[ur]) << "row " << r << " (" << qtest::describe(b.effective(r))
+                                        << "), offset " << offset;
+      EXPECT_TRUE(qtest::check_token(b, r, ranked[ur])) << "offset " << offset;
+    }
+  }
+}
+
 TYPED_TEST(Sampling, SeedsAndOffsetsChangeTheDraw) {
   // A near-flat row of 20000 (1e-6 spreads): 64 seeds should give about 64
   // distinct tokens (a repeat among 64 draws has probability 0.1), not one.

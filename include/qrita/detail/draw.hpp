@@ -8,8 +8,10 @@
 // group by column), all of them in the set, are copied with their weights
 // to `scratch` (the histogram's, free once the row is decided). Each then
 // finds its cumulative weight in the definition's order (larger key first,
-// lower column first among equal keys) by comparing against the others;
-// the drawn entry is the one whose cumulative weight first reaches
+// lower column first among equal keys) by comparing against the others,
+// and sums every copy's weight to the kept set's W as it goes (the same
+// integers in the same order on every thread, so no team reduction); the
+// drawn entry is the one whose cumulative weight first reaches
 // floor(u W / 2^64) + 1. These are the integers the search uses (W, the
 // target, every entry's weight), so the token is the same, bit for bit,
 // after one pass over the set and one over the copies instead of the
@@ -31,8 +33,9 @@ namespace detail {
 
 // Kept entries a ranked draw takes: m x m comparisons on one team.
 constexpr int rank_draw_limit = 128;
-// 32-bit words of scratch it needs: key, column, weight (two halves).
-constexpr int rank_draw_scratch = 4 * rank_draw_limit;
+// 32-bit words of scratch it needs: key, column, weight (two halves) of
+// each copy, and the drawn column.
+constexpr int rank_draw_scratch = 4 * rank_draw_limit + 1;
 
 // `scratch`: rank_draw_scratch team-shared words; `shared`: a team-shared
 // int. The set's first n entries hold every kept entry of `cut`.
@@ -50,10 +53,14 @@ KOKKOS_INLINE_FUNCTION bool draw_ranked(Member const& team, Candidates const& se
   std::uint32_t* cols = keys + cap;
   std::uint32_t* w_lo = cols + cap;
   std::uint32_t* w_hi = w_lo + cap;
+  std::uint32_t* drawn = w_hi + cap;  // the token's column; ~0u (-1): none yet
   const auto weight = [&](int i) {
     return (weight_type(w_hi[i]) << 32) | weight_type(w_lo[i]);
   };
-  Kokkos::single(Kokkos::PerTeam(team), [&]() { *shared = 0; });
+  Kokkos::single(Kokkos::PerTeam(team), [&]() {
+    *shared = 0;
+    *drawn  = ~0u;
+  });
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
     const float z      = set.value(i);
@@ -70,25 +77,26 @@ KOKKOS_INLINE_FUNCTION bool draw_ranked(Member const& team, Candidates const& se
   });
   team.team_barrier();
   const int m = *shared;
-  team.team_barrier();
-  if (m > cap || m == 0) return false;
-  weight_type W = 0;
-  team_reduce(
-      team, m, [&](int i, weight_type& acc) { acc += weight(i); },
-      Kokkos::Sum<weight_type>(W));
-  const weight_type target = mul_high_64(u, W) + 1;
-  Kokkos::single(Kokkos::PerTeam(team), [&]() { *shared = -1; });
-  team.team_barrier();
+  if (m > cap || m == 0) {
+    team.team_barrier();  // every thread has read m before the caller reuses `shared`
+    return false;
+  }
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
     const key_type key = keys[i];
     const int column   = int(cols[i]);
+    weight_type W       = 0;  // the kept set's weight
     weight_type through = 0;  // weight of the entries up to and with i
-    for (int j = 0; j < m; ++j)
-      if (keys[j] > key || (keys[j] == key && int(cols[j]) <= column)) through += weight(j);
-    if (through >= target && through - weight(i) < target) *shared = column;
+    for (int j = 0; j < m; ++j) {
+      const weight_type w = weight(j);
+      W += w;
+      if (keys[j] > key || (keys[j] == key && int(cols[j]) <= column)) through += w;
+    }
+    const weight_type target = mul_high_64(u, W) + 1;
+    if (through >= target && through - weight(i) < target) *drawn = std::uint32_t(column);
   });
   team.team_barrier();
-  token = *shared;
+  const std::uint32_t column = *drawn;
+  token                      = column == ~0u ? -1 : int(column);
   team.team_barrier();
   return true;
 }
