@@ -238,6 +238,23 @@ struct Call {
   RowIO io;
 };
 
+// Calls run(Alone{}) where `alone` holds, else run(Usual{}): the two
+// launch bounds of a kernel, for teams alone on their multiprocessors and
+// for the others. Where the two are one type (every backend but CUDA) only
+// run(Usual{}) is instantiated, so the kernel is compiled once.
+template <class Alone, class Usual, class Run>
+void with_bounds(bool alone, Run const& run) {
+  if constexpr (!std::is_same<Alone, Usual>::value) {
+    if (alone) {
+      run(Alone{});
+      return;
+    }
+  } else {
+    (void)alone;
+  }
+  run(Usual{});
+}
+
 // An unsplit launch of `kernel` (a MaskKernel): one team per row, its
 // teams persistent, under Policy::alone_launch_bounds where the plan's
 // teams are alone on their multiprocessors (CUDA), else the kernels'
@@ -247,20 +264,13 @@ template <class ExecutionSpace, class Kernel>
 void launch_unsplit(const char* label, ExecutionSpace const& space, Kernel const& kernel,
                     LaunchPlan const& plan) {
   using P = Policy<ExecutionSpace>;
-  const auto run = [&](auto bounds) {
-    auto policy = light_weight(Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds)>(
-        space, int(plan.league_size), plan.team_size));
-    policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
-    Kokkos::parallel_for(label, policy, kernel);
-  };
-  if constexpr (!std::is_same<typename P::alone_launch_bounds,
-                              typename P::launch_bounds>::value) {
-    if (plan.teams_alone) {
-      run(typename P::alone_launch_bounds{});
-      return;
-    }
-  }
-  run(typename P::launch_bounds{});
+  with_bounds<typename P::alone_launch_bounds, typename P::launch_bounds>(
+      plan.teams_alone, [&](auto bounds) {
+        auto policy = light_weight(Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds)>(
+            space, int(plan.league_size), plan.team_size));
+        policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
+        Kokkos::parallel_for(label, policy, kernel);
+      });
 }
 
 // The sampler's and the list's second kernel (MaskKernel's Deferred): the
@@ -308,21 +318,15 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
   using P = Policy<ExecutionSpace>;
   const auto run = [&](const char* label, auto const& functor, auto tag, int scratch,
                        int league = 0) {
-    using Functor = std::decay_t<decltype(functor)>;
-    using Tag     = decltype(tag);
+    using Tag       = decltype(tag);
     const int teams = league > 0 ? league : wide;
-    const auto go = [&](auto policy) {
-      policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
-      Kokkos::parallel_for(label, policy, functor);
-    };
-    if constexpr (!std::is_same<typename P::split_alone_launch_bounds,
-                                typename P::split_launch_bounds>::value) {
-      if (plan.split_alone) {
-        go(light_weight(typename Functor::template alone_policy_type<Tag>(space, teams, team)));
-        return;
-      }
-    }
-    go(light_weight(typename Functor::template policy_type<Tag>(space, teams, team)));
+    with_bounds<typename P::split_alone_launch_bounds, typename P::split_launch_bounds>(
+        plan.split_alone, [&](auto bounds) {
+          auto policy = light_weight(
+              Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds), Tag>(space, teams, team));
+          policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
+          Kokkos::parallel_for(label, policy, functor);
+        });
   };
   // split_scan's scratch holds the same views as MaskKernel's (histogram,
   // two ints, the on-chip candidates): the same size, within the limit.

@@ -162,15 +162,6 @@ struct SplitKernel {
   using Scratch       = typename Kernel::Scratch;
   template <class U>
   using scratch_view = typename Kernel::template scratch_view<U>;
-  template <class Tag>
-  using policy_type = Kokkos::TeamPolicy<
-      ExecutionSpace, typename Policy<ExecutionSpace>::split_launch_bounds, Tag>;
-  // Where the split teams are alone on their multiprocessors
-  // (LaunchPlan::split_alone).
-  template <class Tag>
-  using alone_policy_type = Kokkos::TeamPolicy<
-      ExecutionSpace, typename Policy<ExecutionSpace>::split_alone_launch_bounds, Tag>;
-
   Kernel k;          // the row's steps, and the call's parameters
   char* ws = nullptr;  // workspace base
   SplitLayout lay;
