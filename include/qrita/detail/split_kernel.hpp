@@ -211,28 +211,13 @@ struct SplitKernel {
     return k.logits + r * k.prm.row_stride;
   }
 
-  // The S partial results of a row (RowScan, RangeMass), joined by every
-  // thread of the team alike, four loads in flight at a time, instead of by
-  // a team reduction: the joins are integer sums, minima and maxima, so the
-  // result is the same whatever the order, and a batch-1 row's deciding
-  // team spent 2.4 us of an H100's time in the reduction of 31 scans
-  // (PERFORMANCE.md, twenty-eighth session). The barrier keeps the team in
-  // step, as the reduction did.
+  // The S partial results of a row (RowScan, RangeMass), joined.
   template <class V>
   KOKKOS_INLINE_FUNCTION V joined(member_type const& team, const V* parts) const {
     V v;
-    V::init(v);
-    const int S = lay.teams_per_row;
-    int i       = 0;
-    for (; i + 4 <= S; i += 4) {
-      const V a = parts[i], b = parts[i + 1], c = parts[i + 2], d = parts[i + 3];
-      V::join(v, a);
-      V::join(v, b);
-      V::join(v, c);
-      V::join(v, d);
-    }
-    for (; i < S; ++i) V::join(v, parts[i]);
-    team.team_barrier();
+    team_reduce(
+        team, lay.teams_per_row, [&](int i, V& acc) { V::join(acc, parts[i]); },
+        StructReducer<V>(v));
     return v;
   }
 
