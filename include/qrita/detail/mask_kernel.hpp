@@ -881,12 +881,29 @@ struct MaskKernel {
       plan.outliers = std::uint32_t(outliers);
       plan.head     = head.head;
       plan.total    = head.total;
+      // The boundary's buckets, kept in the partial plan: the split path's
+      // deferred launches take them from there (plan_partial) instead of
+      // placing them again.
+      plan.range = BucketRange{range.lo, boundary_hi};
       if constexpr (!Deferred) return false;
       range.hi = boundary_hi;
       counts   = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
     }
     if (counts.inside > cap || counts.inside == 0) return false;
     plan.range = range;
+    plan.above = counts.above;
+    return true;
+  }
+
+  // A deferred row's plan (plan.partial, with the first read's outliers
+  // and head mass) on the boundary's buckets plan_buckets placed before it
+  // deferred the row (plan.range): what plan_buckets goes on to do with
+  // them, from the same histogram. false when they do not fit the set.
+  KOKKOS_INLINE_FUNCTION bool plan_partial(member_type const& team, BucketMap const& map,
+                                           Scratch const& s, BucketPlan& plan) const {
+    if (s.hist == nullptr) return false;
+    const RangeCounts counts = count_range(team, s.hist, map.nb, plan.outliers, plan.range);
+    if (counts.inside > std::uint32_t(s.set.capacity()) || counts.inside == 0) return false;
     plan.above = counts.above;
     return true;
   }

@@ -550,16 +550,14 @@ struct SplitKernel {
     return s;
   }
 
-  // The boundary's buckets of a deferred row, planned from the merged
-  // histogram and the head mass split_scan's last team recorded. The same
-  // integers give the same plan on every team that calls it.
+  // The boundary's buckets of a deferred row: where split_scan's last team
+  // placed them (the partial plan it recorded, plan_buckets), counted on
+  // the merged histogram. The same integers give the same plan on every
+  // team that calls it.
   KOKKOS_INLINE_FUNCTION bool plan_deferred(member_type const& team, SplitRow const& sr,
                                             Scratch const& sc, BucketPlan& plan) const {
-    HeadMass head;
-    head.head  = sr.plan.head;
-    head.total = sr.plan.total;
-    head.known = true;
-    return k.plan_buckets(team, sr.f, sr.map, sr.scan, int(sr.plan.outliers), head, sc, plan);
+    plan = sr.plan;
+    return k.plan_partial(team, sr.map, sc, plan);
   }
 
   // One team per row: the boundary's buckets of a deferred row, planned
