@@ -531,8 +531,9 @@ TYPED_TEST(Sampling, Case32_TokensAndListsAreBatchInvariant) {
 // pair, its weight W summed by every thread) and the pivot search it
 // stands in for give the same token, bit for bit, since they use the same
 // integers. The search is what a call without the histogram takes (the
-// ranked draw borrows the histogram's scratch). Kept sets of 1 to 129
-// entries, ties, near-flat rows, top-p and temperatures among them.
+// ranked draw's scratch is sized by the histogram); rows split across teams
+// rank on the deciding team's scratch. Kept sets of 1 to 129 entries, ties,
+// near-flat rows, top-p and temperatures among them.
 TYPED_TEST(Sampling, RankedDrawGivesTheSearchsToken) {
   using qrita::synthetic::Shape;
   const Shape shapes[] = {Shape::lm, Shape::ties, Shape::spread, Shape::peaked, Shape::flat};
@@ -545,17 +546,24 @@ TYPED_TEST(Sampling, RankedDrawGivesTheSearchsToken) {
         filters(ks[r % 8], r % 3 == 0 ? 0.9f : 1.0f, 0.0f, r % 4 == 1 ? 1.5f : 1.0f);
     b.seeds[std::size_t(r)] = rng();
   }
+  b.present.min_p = false;  // (min-p rows are never split)
   qrita::Options searched;
   searched.histogram = false;
-  const int offsets  = qtest::under_tool() ? 1 : 4;
+  // Rows split across teams: split_scan's deciding team ranks on its own
+  // team scratch, not in the row's histogram.
+  qrita::Options split;
+  split.teams_per_row = 3;
+  const int offsets   = qtest::under_tool() ? 1 : 4;
   for (int offset = 0; offset < offsets; ++offset) {
     for (auto& o : b.offsets) o = std::uint64_t(offset);
     const std::vector<int> ranked = qtest::run_tokens<TypeParam>(b);
     const std::vector<int> search = qtest::run_tokens<TypeParam>(b, searched);
+    const std::vector<int> split_ranked = qtest::run_tokens<TypeParam>(b, split);
     for (std::int64_t r = 0; r < b.batch; ++r) {
       const std::size_t ur = std::size_t(r);
       EXPECT_EQ(ranked[ur], search[ur]) << "row " << r << " (" << qtest::describe(b.effective(r))
                                         << "), offset " << offset;
+      EXPECT_EQ(split_ranked[ur], search[ur]) << "split, row " << r << ", offset " << offset;
       EXPECT_TRUE(qtest::check_token(b, r, ranked[ur])) << "offset " << offset;
     }
   }
