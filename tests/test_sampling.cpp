@@ -531,9 +531,10 @@ TYPED_TEST(Sampling, Case32_TokensAndListsAreBatchInvariant) {
 // pair, its weight W summed by every thread) and the pivot search it
 // stands in for give the same token, bit for bit, since they use the same
 // integers. The search is what a call without the histogram takes (the
-// ranked draw's scratch is sized by the histogram); rows split across teams
-// rank on the deciding team's scratch. Kept sets of 1 to 129 entries, ties,
-// near-flat rows, top-p and temperatures among them.
+// ranked draw borrows the histogram's scratch: on chip for one team a row,
+// the row's histogram in the workspace for rows split across teams). Kept
+// sets of 1 to 129 entries, ties, near-flat rows, top-p and temperatures
+// among them.
 TYPED_TEST(Sampling, RankedDrawGivesTheSearchsToken) {
   using qrita::synthetic::Shape;
   const Shape shapes[] = {Shape::lm, Shape::ties, Shape::spread, Shape::peaked, Shape::flat};
@@ -549,8 +550,8 @@ TYPED_TEST(Sampling, RankedDrawGivesTheSearchsToken) {
   b.present.min_p = false;  // (min-p rows are never split)
   qrita::Options searched;
   searched.histogram = false;
-  // Rows split across teams: split_scan's deciding team ranks on its own
-  // team scratch, not in the row's histogram.
+  // Rows split across teams: split_scan's deciding team draws, ranking in
+  // the row's histogram in the workspace.
   qrita::Options split;
   split.teams_per_row = 3;
   const int offsets   = qtest::under_tool() ? 1 : 4;
