@@ -548,8 +548,12 @@ TYPED_TEST(Sampling, RankedDrawGivesTheSearchsToken) {
     b.seeds[std::size_t(r)] = rng();
   }
   b.present.min_p = false;  // (min-p rows are never split)
-  qrita::Options searched;
-  searched.histogram = false;
+  // One team a row, named: without min-p values a device's default plan
+  // may split this batch.
+  qrita::Options whole;
+  whole.teams_per_row = 1;
+  qrita::Options searched = whole;
+  searched.histogram      = false;
   // Rows split across teams: split_scan's deciding team draws, ranking in
   // the row's histogram in the workspace.
   qrita::Options split;
@@ -557,7 +561,7 @@ TYPED_TEST(Sampling, RankedDrawGivesTheSearchsToken) {
   const int offsets   = qtest::under_tool() ? 1 : 4;
   for (int offset = 0; offset < offsets; ++offset) {
     for (auto& o : b.offsets) o = std::uint64_t(offset);
-    const std::vector<int> ranked = qtest::run_tokens<TypeParam>(b);
+    const std::vector<int> ranked = qtest::run_tokens<TypeParam>(b, whole);
     const std::vector<int> search = qtest::run_tokens<TypeParam>(b, searched);
     const std::vector<int> split_ranked = qtest::run_tokens<TypeParam>(b, split);
     for (std::int64_t r = 0; r < b.batch; ++r) {
