@@ -5,7 +5,8 @@
 // qrita::*_deferred, or
 // when split, launches qrita::split_deferred_finish after qrita::split_gather
 // (and qrita::split_deferred_plan before it where
-// LaunchPlan::split_plans_apart)) inside
+// LaunchPlan::split_plans_apart; none after it where
+// LaunchPlan::split_finish_in_gather)) inside
 // one balanced region named after the call (also when the call throws);
 // with a qrita::Workspace, no allocation of qrita's own and no fence inside
 // a call (so it can be captured in a CUDA graph). Allocations Kokkos makes
@@ -244,7 +245,8 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
       kernels.emplace_back("qrita::split_scan");
       if (deferring && layout.split_plans_apart) kernels.emplace_back("qrita::split_deferred_plan");
       kernels.emplace_back("qrita::split_gather");
-      if (deferring) kernels.emplace_back("qrita::split_deferred_finish");
+      if (deferring && !layout.split_finish_in_gather)
+        kernels.emplace_back("qrita::split_deferred_finish");
     } else {
       kernels.emplace_back(name);
       if (deferring) kernels.emplace_back(std::string(name) + "_deferred");

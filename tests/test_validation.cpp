@@ -264,6 +264,8 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
       EXPECT_LE(std::int64_t(S), V / P::split_segment) << "batch " << B;
       EXPECT_LE(B * S, resident(plan)) << "batch " << B << ", V " << V << ", S " << S;
       EXPECT_FALSE(plan.split_plans_apart) << "batch " << B << ", V " << V;
+      // One wave: a deferred row's teams may wait for one another (CUDA).
+      EXPECT_EQ(plan.split_finish_in_gather, P::split_fused_finish) << "batch " << B;
     }
     if (!P::split_rows) {
       EXPECT_FALSE(split_any);
@@ -285,7 +287,13 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
     const qrita::LaunchPlan plan = qrita::plan(space, B, 128256, forced);
     EXPECT_EQ(plan.teams_per_row, 40);
     EXPECT_EQ(plan.split_plans_apart, B * 40 > resident(plan)) << "batch " << B;
+    // Never a wait inside a launch whose teams take more than one wave.
+    EXPECT_EQ(plan.split_finish_in_gather, P::split_fused_finish && !plan.split_plans_apart)
+        << "batch " << B;
   }
+  qrita::Options one;
+  one.teams_per_row = 1;
+  EXPECT_FALSE(qrita::plan(space, 1, 128256, one).split_finish_in_gather);
 }
 
 TYPED_TEST(Validation, TeamsAloneOnlyWhereOnePerMultiprocessor) {

@@ -92,6 +92,11 @@ struct LaunchPlan {
   // (qrita::split_deferred_plan), where the split teams take more than
   // one wave; otherwise every team of the row plans it.
   bool split_plans_apart = false;
+  // Split, without split_plans_apart (every split team runs at once; CUDA):
+  // those rows are finished inside qrita::split_gather, whose teams wait
+  // for the row's cut there, instead of by a launch of their own
+  // (qrita::split_deferred_finish).
+  bool split_finish_in_gather = false;
   // Unsplit: at most one team per multiprocessor (a batch no larger than
   // the device's multiprocessors), so the kernel is launched under bounds
   // that give a thread more registers (CUDA; Policy::alone_launch_bounds).

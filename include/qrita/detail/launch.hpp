@@ -203,6 +203,11 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   // Options::teams_per_row may not.
   plan.split_plans_apart =
       plan.teams_per_row > 1 && batch * plan.teams_per_row > full.split.resident_teams;
+  // In one wave, a deferred row's teams can wait for one another inside a
+  // launch (Policy::split_fused_finish): split_deferred_finish's work is
+  // done in split_gather (SplitKernel::deferred_end).
+  plan.split_finish_in_gather =
+      P::split_fused_finish && plan.teams_per_row > 1 && !plan.split_plans_apart;
   if (full.split.rows > 0)
     plan.workspace_bytes = split_layout(plan, full.split).bytes;
   // A record per row at the end, 16-byte aligned: the sampler's and the
@@ -309,6 +314,9 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
   const int wide    = int(kernel.prm.batch) * S;
   const int team    = plan.split_team_size;
   layout.plan_apart = plan.split_plans_apart;
+  // split_deferred_finish's work in split_gather where every split team is
+  // resident at once (LaunchPlan::split_finish_in_gather).
+  layout.fused_finish = plan.split_finish_in_gather && kernel.prm.deferred_end != nullptr;
   const Split sk{kernel, ws, layout};
   static_assert(sizeof(Split) < 4096,
                 "qrita: the split kernel must fit in a kernel argument (4 KiB)");
@@ -342,7 +350,8 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
       if (layout.plan_apart)
         run("qrita::split_deferred_plan", dk, SplitDeferredPlan{}, 64, int(kernel.prm.batch));
       run("qrita::split_gather", dk, SplitGather{}, 64);
-      run("qrita::split_deferred_finish", dk, SplitDeferredFinish{}, 64);
+      if (!layout.fused_finish)
+        run("qrita::split_deferred_finish", dk, SplitDeferredFinish{}, 64);
       return;
     }
   }

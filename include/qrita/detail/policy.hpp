@@ -242,6 +242,15 @@ struct Policy {
   // MaskKernel::finish_deferred_out_of_line). CUDA only, like the above:
   // elsewhere the row's work is inlined.
   static constexpr bool deferred_out_of_line = IsCuda<ExecutionSpace>::value;
+
+  // A split sampler or list call with p values runs split_deferred_finish's
+  // work inside split_gather where every split team is resident at once
+  // (no LaunchPlan::split_plans_apart): a deferred row's teams wait there
+  // for its last team's cut instead of for another launch
+  // (SplitKernel::deferred_end). CUDA only: the wait needs the teams to
+  // run side by side, which a host backend running teams one after another
+  // on fewer threads does not do, and AMD devices were not run.
+  static constexpr bool split_fused_finish = IsCuda<ExecutionSpace>::value;
 };
 
 }  // namespace detail

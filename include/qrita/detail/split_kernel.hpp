@@ -44,7 +44,12 @@
 //                         whether a row defers or not.)
 //   qrita::split_deferred_finish   S teams per row: those buckets gathered;
 //                         the last team draws or lists. Also the rows'
-//                         clearing.
+//                         clearing. Where every split team is resident at
+//                         once (CUDA, Policy::split_fused_finish), not a
+//                         launch: split_gather's teams of a deferred row
+//                         wait for its cut and do this work there
+//                         (SplitKernel::deferred_end), and split_gather
+//                         clears the other rows.
 //
 // "Last team": each team publishes its partial results, fences, and takes a
 // ticket from the row's arrival counter; the team holding ticket S - 1 sees
@@ -105,6 +110,10 @@ struct SplitLayout {
   // (one team per row) or by each team of split_gather (see
   // launch_split).
   bool plan_apart       = false;
+  // Whether split_gather (Deferred) also does split_deferred_finish's work
+  // (Policy::split_fused_finish: CUDA, every split team resident at once;
+  // see SplitKernel::deferred_end).
+  bool fused_finish     = false;
   std::int64_t rows     = 0;   // rows the workspace holds state for
   int list_capacity     = 0;   // candidates per row
   int buckets           = 0;
@@ -348,8 +357,9 @@ struct SplitKernel {
       switch (k.decide_after_scan(team, f, th, map, scan, outliers, s, d, plan, st)) {
         case Kernel::Next::second_read: mode = SplitMode::gather; break;
         case Kernel::Next::defer:
-          // Finished by split_gather (Deferred) and split_deferred_finish,
-          // from the merged histogram and the plan's head mass.
+          // Finished by split_gather (Deferred) and split_deferred_finish
+          // (or split_gather alone, fused), from the merged histogram and
+          // the plan's head mass.
           mode = SplitMode::deferred;
           break;
         case Kernel::Next::whole_row:
@@ -440,10 +450,11 @@ struct SplitKernel {
   }
 
   // Whether split_gather leaves the rows clear for the next call: every
-  // mask call, and the sampler's and the list's calls that launch no
-  // deferred rows' launches (split_deferred_finish clears those).
+  // mask call, the sampler's and the list's calls that launch no deferred
+  // rows' launches (split_deferred_finish clears those), and fused ones
+  // (deferred rows: deferred_end clears them).
   KOKKOS_INLINE_FUNCTION bool clears_in_gather() const {
-    return M == Mode::mask || k.prm.deferred_end == nullptr;
+    return M == Mode::mask || k.prm.deferred_end == nullptr || lay.fused_finish;
   }
 
   // The search on a missed row's gathered buckets, by one team, once every
@@ -463,7 +474,8 @@ struct SplitKernel {
     st.tier = n > k.prm.capacity;
     if constexpr (M != Mode::mask) {
       // The sampler or the list: finished here (cleared by the caller, or
-      // by split_deferred_finish after the deferred launches).
+      // by split_deferred_finish after the deferred launches where that
+      // is a launch).
       k.finish_row(team, r, row_of(r), sr.f, sr.scan, sr.map, d, s);
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.mode = SplitMode::none; });
@@ -537,10 +549,12 @@ struct SplitKernel {
   // plans the boundary's buckets from the merged histogram (one team per
   // row), split_gather (this variant) gathers them and, on the row's last
   // team, cuts the set and places the draw's target or the list's first C
-  // entries in buckets; split_deferred_finish gathers those and its last
+  // entries in buckets; split_deferred_finish (or, fused, split_gather's
+  // teams once the cut is made: deferred_end) gathers those and its last
   // team draws or lists. Where a check fails, that team finishes the row
   // as the second kernel would (draw_partial, list_partial, whole-row
-  // search). split_deferred_finish also clears the rows.
+  // search). split_deferred_finish (fused: split_gather) also clears the
+  // rows.
 
   KOKKOS_INLINE_FUNCTION Scratch row_scratch(std::int64_t r, int* result) const {
     Scratch s;
@@ -609,23 +623,67 @@ struct SplitKernel {
                                               false, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
-    if (!last_team(team, r, slot.data())) return;
+    const bool last = last_team(team, r, slot.data());
+    if (!last && !lay.fused_finish) return;
     if constexpr (Policy<ExecutionSpace>::deferred_out_of_line) {
-      // On a copy made here, for the row's last team only: inlined, or out
-      // of line on the kernel argument itself, nvcc copied the whole functor
-      // (2.5 KB) into every thread's local memory at the kernel's entry,
-      // row or no row (see MaskKernel::finish_deferred_out_of_line).
+      // On a copy made here, for a deferred row's teams only: inlined, or
+      // out of line on the kernel argument itself, nvcc copied the whole
+      // functor (2.5 KB) into every thread's local memory at the kernel's
+      // entry, row or no row (see MaskKernel::finish_deferred_out_of_line).
       const SplitKernel copy(*this);
-      copy.deferred_cut_out_of_line(team, r, plan, planned, sc);
+      copy.deferred_end_out_of_line(team, r, s, last, plan, planned, sc, slot.data());
     } else {
-      deferred_cut(team, r, plan, planned, sc);
+      deferred_end(team, r, s, last, plan, planned, sc, slot.data());
     }
   }
 
-  KOKKOS_FUNCTION QRITA_NOINLINE void deferred_cut_out_of_line(
-      member_type const& team, std::int64_t r, BucketPlan const& plan, bool planned,
-      Scratch const& sc) const {
-    deferred_cut(team, r, plan, planned, sc);
+  KOKKOS_FUNCTION QRITA_NOINLINE void deferred_end_out_of_line(
+      member_type const& team, std::int64_t r, int s, bool last, BucketPlan const& plan,
+      bool planned, Scratch const& sc, int* slot) const {
+    deferred_end(team, r, s, last, plan, planned, sc, slot);
+  }
+
+  // A deferred row's teams after their gathering: the last cuts the set
+  // (deferred_cut). Where the launch is fused (SplitLayout::fused_finish),
+  // every team then waits for the cut and, where it placed a third read,
+  // does split_deferred_finish's work on its segment at once: one launch
+  // fewer on every sampler or list call with p values. The wait is on a
+  // team that has already arrived and runs (the last), and every split
+  // team of a fused launch is resident at once, so it always ends.
+  KOKKOS_INLINE_FUNCTION void deferred_end(member_type const& team, std::int64_t r, int s,
+                                           bool last, BucketPlan const& plan, bool planned,
+                                           Scratch const& sc, int* slot) const {
+    if (last) deferred_cut(team, r, plan, planned, sc);
+    if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
+      if (!lay.fused_finish) return;
+      if (await_cut(team, r, slot) == SplitMode::third) {
+        third_read(team, r, s, slot);
+      } else if (last) {
+        team.team_barrier();
+        clear(team, r);
+      }
+    } else {
+      (void)s, (void)slot;
+    }
+  }
+
+  // The row's mode once its last team has cut the set (none or third),
+  // for every thread of the team. One thread polls the row's state in
+  // global memory, past the caches (volatile), then fences: what the last
+  // team wrote before the mode (deferred_cut fences there) is then seen.
+  KOKKOS_INLINE_FUNCTION SplitMode await_cut(member_type const& team, std::int64_t r,
+                                             int* slot) const {
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      volatile SplitMode* mode = &state(r).mode;
+      SplitMode now            = *mode;
+      while (now == SplitMode::deferred) now = *mode;
+      Kokkos::memory_fence();
+      *slot = int(now);
+    });
+    team.team_barrier();
+    const SplitMode now = SplitMode(*slot);
+    team.team_barrier();
+    return now;
   }
 
   // The last team of a deferred row: the cut on the boundary's buckets
@@ -681,7 +739,10 @@ struct SplitKernel {
     }
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      sr.st   = st;
+      sr.st = st;
+      // Everything above before the mode: a fused launch's other teams
+      // read it once they see the mode (await_cut).
+      Kokkos::memory_fence();
       sr.mode = mode;
     });
   }
@@ -696,7 +757,17 @@ struct SplitKernel {
       return;
     }
     scratch_view<int> slot(team.team_scratch(0), 2);
-    const Scratch sc       = row_scratch(r, slot.data() + 1);
+    third_read(team, r, s, slot.data());
+  }
+
+  // A deferred row's third read on segment s (the buckets deferred_cut
+  // placed), and on the row's last team the draw or the list, then the
+  // row's clearing: split_deferred_finish's work, or a fused
+  // split_gather's.
+  KOKKOS_INLINE_FUNCTION void third_read(member_type const& team, std::int64_t r, int s,
+                                         int* slot) const {
+    SplitRow& sr           = state(r);
+    const Scratch sc       = row_scratch(r, slot + 1);
     const Filters f        = sr.f;
     const MassMeasure mass = k.mass_of(sr.scan, f);
     const BucketMap map    = sr.map;
@@ -706,7 +777,7 @@ struct SplitKernel {
         gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map, third,
                                             sc.set, true, mass, false, b);
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
-    if (!last_team(team, r, slot.data())) return;
+    if (!last_team(team, r, slot)) return;
 
     typename Kernel::ThirdRead got;
     got.exact    = joined(team, masses(r));
