@@ -645,7 +645,9 @@ void large_kept_sets_agree() {
   // So many teams per row that they take more than one wave on a device:
   // the deferred rows' buckets are then planned by a launch of their own
   // (LaunchPlan::split_plans_apart); with 3 teams, on a device, by each
-  // team (on a host with few threads, by the launch in both).
+  // team (on a host with few threads, by the launch in both). So the
+  // deferred rows are finished by split_deferred_finish at 40 teams, and
+  // on CUDA inside split_gather at 3 (LaunchPlan::split_finish_in_gather).
   qrita::Options split_wide = small;
   split_wide.teams_per_row  = 40;
   // A tier beside the small buffer: the list's second kernel gathers its
@@ -714,7 +716,8 @@ TYPED_TEST(Sampling, LargeKeptSetsGiveTheSameTokensAndListsOnEveryPath) {
 // One workspace for a sequence of calls: each call leaves the workspace's
 // row state (histograms, counters, flags) clear for the next, whichever
 // launches it ran (split_gather's clearing, or split_deferred_finish's
-// after the deferred rows' launches), so every call,
+// after the deferred rows' launches, or, fused on CUDA, split_gather's for
+// those rows too), so every call,
 // in turn with the others on one workspace, gives what it gives on a fresh
 // one. Rows split across teams and not; with p values (randn rows whose
 // top-p sets pass the tier: deferred) and without.
