@@ -649,7 +649,8 @@ struct SplitKernel {
   // does split_deferred_finish's work on its segment at once: one launch
   // fewer on every sampler or list call with p values. The wait is on a
   // team that has already arrived and runs (the last), and every split
-  // team of a fused launch is resident at once, so it always ends.
+  // team of a fused launch is resident at once, so it ends (with other
+  // kernels on the device, teams starting in order: docs/DESIGN.md).
   KOKKOS_INLINE_FUNCTION void deferred_end(member_type const& team, std::int64_t r, int s,
                                            bool last, BucketPlan const& plan, bool planned,
                                            Scratch const& sc, int* slot) const {
