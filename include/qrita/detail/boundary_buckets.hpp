@@ -277,33 +277,47 @@ struct GatherVisitor {
   }
 };
 
+// Which exact weights a gathering read sums (gather_range): none, or every
+// candidate's (RangeMass::total) and those above the range (::above). The
+// list's third read weighs none: it ranks by counts alone, and its
+// entries then take no exp (big nuclei at B = 1024 0.81x the time on an
+// H200; docs/PERFORMANCE.md, thirty-fifth session). The draw's third read
+// needs the weight above its buckets; summing only that (an exp only for
+// the entries above them, a branch that diverges within a warp) was not
+// faster than weighing every entry, so it weighs all.
+enum class Weigh { none, all };
+
 // The second read (and, with `write`, write) of a miss, over `vocab`
 // entries from `row` (a whole row, or a segment whose first column is
 // column_base): entries above the range are kept (left as they are),
 // entries below it and non-candidates (NaN) become -inf, entries inside it
 // are offered to `out` and left for the decision. Without `write` (the
 // sampler and the candidate list, which never write the logits) nothing is
-// stored. With want_mass, sums the exact weights relative to the row
-// maximum. Each thread keeps Unroll 16-byte loads in flight (visit_groups).
+// stored. Sums the exact weights relative to the row maximum that `weigh`
+// asks for. Each thread keeps Unroll 16-byte loads in flight (visit_groups).
 template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
                                               int vocab, BucketMap const& map,
                                               BucketRange r,
                                               Candidates const& out,
-                                              bool want_mass,
+                                              Weigh weigh,
                                               MassMeasure const& mass,
                                               bool write, int column_base = 0) {
   const RowSplit split = split_row(row, vocab);
   // Returns whether z changes (to -inf).
+  // The candidate test on the value (one comparison, not a key), and the
+  // weight above the range added by a select: the per-entry chain is what
+  // bounds these reads on a GPU (docs/PERFORMANCE.md, thirty-fifth session).
   const auto visit = [&](float z, int column, RangeMass& acc) {
-    if (!is_candidate(order_key(z))) return !stored_neg_inf(z);
+    if (!is_candidate_value(z)) return !stored_neg_inf(z);
     const int idx       = map.index(z);
-    const weight_type w = want_mass ? mass(z) : weight_type(0);
-    acc.total += w;
-    if (idx > r.hi) {
-      acc.above += w;
-      return false;
+    const bool above    = idx > r.hi;
+    if (weigh == Weigh::all) {
+      const weight_type w = mass(z);
+      acc.total += w;
+      acc.above += above ? w : weight_type(0);
     }
+    if (above) return false;
     if (idx >= r.lo) {
       out.push(z, column);
       return false;
@@ -336,13 +350,13 @@ KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
   T* const at          = const_cast<T*>(row);  // (write = false: nothing is stored)
   const RowSplit split = split_row(at, vocab);
   const auto visit = [&](float z, int column, TwoRangeMass& acc) {
-    if (!is_candidate(order_key(z))) return false;
+    if (!is_candidate_value(z)) return false;
     const int idx       = map.index(z);
     const weight_type w = mass(z);
     acc.total += w;
-    if (idx > r2.hi) acc.above2 += w;
+    acc.above2 += idx > r2.hi ? w : weight_type(0);
+    acc.above += idx > r.hi ? w : weight_type(0);
     if (idx > r.hi) {
-      acc.above += w;
       if (idx >= r2.lo && idx <= r2.hi) out2.push(z, column);
     } else if (idx >= r.lo) {
       out.push(z, column);

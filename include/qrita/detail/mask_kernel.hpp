@@ -234,6 +234,8 @@ struct MaskKernel {
   // docs/PERFORMANCE.md, fourteenth run).
   static constexpr int gather_unroll = sizeof(T) == 4 ? row_unroll : 1;
   static constexpr int slots      = 2;  // team-shared ints: counter, result
+  // What a third read (the draw's or the list's buckets) weighs (Weigh).
+  static constexpr Weigh third_weigh = M == Mode::candidates ? Weigh::none : Weigh::all;
   // Whether the top-p bucket plans (topp_range) are inlined: in the 4-byte
   // mask and sampler kernels, where the inlined first build of 715c0d3 was
   // faster (the sampler on big nuclei at B = 1 0.73x the base's time
@@ -825,7 +827,8 @@ struct MaskKernel {
     const MassMeasure mass = mass_of(scan, f);
     const RangeMass exact =
         gather_range<gather_unroll>(team, row, prm.vocab, map, plan.range, s.set,
-                                    f.topp && !f.topk, mass, M == Mode::mask);
+                                    f.topp && !f.topk ? Weigh::all : Weigh::none, mass,
+                                    M == Mode::mask);
     team.team_barrier();
     resolve_buckets(team, f, scan, map, plan, exact, *s.set.counter, s, d, st);
   }
@@ -1212,7 +1215,8 @@ struct MaskKernel {
   }
 
   // What a third read gathered: n entries (-1: none, or more than the set
-  // holds), the exact weight above its buckets, and how many of the cut's
+  // holds), the exact weight above its buckets (the sampler's: the list's
+  // third read weighs nothing, third_weigh), and how many of the cut's
   // group the set counts (see cut_copies).
   struct ThirdRead {
     int n = -1;
@@ -1255,9 +1259,10 @@ struct MaskKernel {
     team.team_barrier();
     s.set.reset(team);
     team.team_barrier();
-    // (write = false: nothing is stored through the pointer.)
+    // (write = false: nothing is stored through the pointer.) The draw
+    // needs the weight above the range, the list no weight.
     got.exact = gather_range<gather_unroll>(team, const_cast<T*>(row), prm.vocab, map,
-                                            range, s.set, true, mass, false);
+                                            range, s.set, third_weigh, mass, false);
     team.team_barrier();
     got.n = *s.set.counter;
     team.team_barrier();

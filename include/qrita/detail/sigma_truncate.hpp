@@ -257,7 +257,10 @@ KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
             else
               below += candidate ? 1u : 0u;
           }
-          if (want_tail && candidate) acc.tail += fixed_weight(z, t, scale, inv_t);
+          if (want_tail) {  // the same for the whole call: no divergence
+            const weight_type w = fixed_weight(z, t, scale, inv_t);
+            acc.tail += candidate ? w : weight_type(0);
+          }
         });
         if (hist != nullptr) run.flush();
         acc.candidates += seen;

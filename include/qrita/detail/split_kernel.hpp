@@ -431,8 +431,9 @@ struct SplitKernel {
       const int b             = seg_begin(s);
       const MassMeasure mass  = k.mass_of(sr.scan, f);
       m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map, range,
-                                              list(r), f.topp && !f.topk, mass,
-                                              M == Mode::mask, b);
+                                              list(r),
+                                              f.topp && !f.topk ? Weigh::all : Weigh::none,
+                                              mass, M == Mode::mask, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (sr.mode != SplitMode::gather) {
@@ -619,8 +620,8 @@ struct SplitKernel {
       const BucketMap map = sr.map;
       const int b         = seg_begin(s);
       m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map,
-                                              plan.range, sc.set, true, k.mass_of(sr.scan, f),
-                                              false, b);
+                                              plan.range, sc.set, Weigh::all,
+                                              k.mass_of(sr.scan, f), false, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     const bool last = last_team(team, r, slot.data());
@@ -776,7 +777,7 @@ struct SplitKernel {
     const int b            = seg_begin(s);
     const RangeMass m =
         gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map, third,
-                                            sc.set, true, mass, false, b);
+                                            sc.set, Kernel::third_weigh, mass, false, b);
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (!last_team(team, r, slot)) return;
 
