@@ -311,12 +311,10 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
   const auto visit = [&](float z, int column, RangeMass& acc) {
     if (!is_candidate_value(z)) return !stored_neg_inf(z);
     const int idx       = map.index(z);
+    const weight_type w = weigh == Weigh::all ? mass(z) : weight_type(0);
     const bool above    = idx > r.hi;
-    if (weigh == Weigh::all) {
-      const weight_type w = mass(z);
-      acc.total += w;
-      acc.above += above ? w : weight_type(0);
-    }
+    acc.total += w;
+    acc.above += above ? w : weight_type(0);
     if (above) return false;
     if (idx >= r.lo) {
       out.push(z, column);
