@@ -39,25 +39,22 @@ struct BucketMap {
   }
 
   // Index of candidate z: nb above t, 0 below lo (or NaN), else its
-  // bucket (index_in_range). Without a branch: the bucket is computed for
-  // every z, clamped to [-1, nb - 2] so that the conversion stays in range,
-  // and two selects pick the answer. The gathering reads call this on
-  // every entry; with the two tests as branches each entry also paid their
+  // bucket (index_in_range, of z raised to lo so that its conversion stays
+  // in range). Without a branch: the bucket is computed for every z and
+  // two selects pick the answer. The gathering reads call this on every
+  // entry; with the two tests as branches each entry also paid their
   // convergence bookkeeping (docs/PERFORMANCE.md, thirty-fifth session).
   KOKKOS_FORCEINLINE_FUNCTION int index(float z) const {
-    float f         = (z - lo) * inv_w;
-    const float top = float(nb - 2);
-    f               = f < top ? f : top;    // NaN: top, as index_in_range
-    f               = f > -1.0f ? f : -1.0f;  // only where z < lo or nb == 1
-    const int in    = 1 + int(f);
+    const int in = index_in_range(z >= lo ? z : lo);
     return z > t ? nb : (z >= lo ? in : 0);
   }
 
-  // index(z) for lo <= z <= t, without the two tests: 1 .. nb - 1.
+  // index(z) for lo <= z <= t, without the two tests: 1 .. nb - 1 (0 when
+  // nb == 1). Also defined, and clamped to nb - 1, above t.
   KOKKOS_FORCEINLINE_FUNCTION int index_in_range(float z) const {
     float f = (z - lo) * inv_w;
     const float top = float(nb - 2);
-    f = f < top ? f : top;
+    f = f < top ? f : top;  // NaN (inf * 0): top
     return 1 + int(f);
   }
 

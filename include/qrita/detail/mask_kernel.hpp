@@ -236,6 +236,11 @@ struct MaskKernel {
   static constexpr int slots      = 2;  // team-shared ints: counter, result
   // What a third read (the draw's or the list's buckets) weighs (Weigh).
   static constexpr Weigh third_weigh = M == Mode::candidates ? Weigh::none : Weigh::all;
+  // What a second read (the boundary's buckets) weighs: top-p's search
+  // needs the exact weight above the buckets unless top-k set the range.
+  KOKKOS_FORCEINLINE_FUNCTION static Weigh second_weigh(Filters const& f) {
+    return f.topp && !f.topk ? Weigh::all : Weigh::none;
+  }
   // Whether the top-p bucket plans (topp_range) are inlined: in the 4-byte
   // mask and sampler kernels, where the inlined first build of 715c0d3 was
   // faster (the sampler on big nuclei at B = 1 0.73x the base's time
@@ -827,7 +832,7 @@ struct MaskKernel {
     const MassMeasure mass = mass_of(scan, f);
     const RangeMass exact =
         gather_range<gather_unroll>(team, row, prm.vocab, map, plan.range, s.set,
-                                    f.topp && !f.topk ? Weigh::all : Weigh::none, mass,
+                                    second_weigh(f), mass,
                                     M == Mode::mask);
     team.team_barrier();
     resolve_buckets(team, f, scan, map, plan, exact, *s.set.counter, s, d, st);

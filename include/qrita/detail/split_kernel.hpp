@@ -432,8 +432,7 @@ struct SplitKernel {
       const MassMeasure mass  = k.mass_of(sr.scan, f);
       m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map, range,
                                               list(r),
-                                              f.topp && !f.topk ? Weigh::all : Weigh::none,
-                                              mass, M == Mode::mask, b);
+                                              Kernel::second_weigh(f), mass, M == Mode::mask, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (sr.mode != SplitMode::gather) {
