@@ -304,6 +304,12 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
                                               MassMeasure const& mass,
                                               bool write, int column_base = 0) {
   const RowSplit split = split_row(row, vocab);
+  // The set pushed to is a copy made here (also in gather_two_ranges and
+  // scan_row): through `out`, a reference into the caller's frame, the
+  // compiler reloaded the set's pointers from the stack after every store
+  // a push makes, since such a store might alias them (measured in the
+  // CUDA SASS; docs/PERFORMANCE.md, thirty-seventh session).
+  const Candidates set = out;
   // Returns whether z changes (to -inf).
   // The candidate test on the value (one comparison, not a key), and the
   // weight above the range added by a select: the per-entry chain is what
@@ -317,7 +323,7 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
     acc.above += above ? w : weight_type(0);
     if (above) return false;
     if (idx >= r.lo) {
-      out.push(z, column);
+      set.push(z, column);
       return false;
     }
     return true;
@@ -347,6 +353,7 @@ KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
     MassMeasure const& mass) {
   T* const at          = const_cast<T*>(row);  // (write = false: nothing is stored)
   const RowSplit split = split_row(at, vocab);
+  const Candidates set = out, set2 = out2;  // copies: see gather_range
   const auto visit = [&](float z, int column, TwoRangeMass& acc) {
     if (!is_candidate_value(z)) return false;
     const int idx       = map.index(z);
@@ -355,9 +362,9 @@ KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
     acc.above2 += idx > r2.hi ? w : weight_type(0);
     acc.above += idx > r.hi ? w : weight_type(0);
     if (idx > r.hi) {
-      if (idx >= r2.lo && idx <= r2.hi) out2.push(z, column);
+      if (idx >= r2.lo && idx <= r2.hi) set2.push(z, column);
     } else if (idx >= r.lo) {
-      out.push(z, column);
+      set.push(z, column);
     }
     return false;
   };

@@ -226,6 +226,7 @@ KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
   const float t        = map.t;
   const RowSplit split = split_row(row, vocab);
   const int workers    = team.team_size();
+  const Candidates set = out;  // a copy: see gather_range
   team_reduce(
       team, workers,
       [&](int j, RowScan& acc) {
@@ -246,7 +247,7 @@ KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
           top    = larger_candidate(top, z);  // NaN and -inf never win
           bottom = smaller_candidate(bottom, candidate ? z : inf);
           if (z > t) {
-            out.push(z, column_base + column);
+            set.push(z, column_base + column);
             return;
           }
           if (hist != nullptr) {
