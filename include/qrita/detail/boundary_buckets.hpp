@@ -291,26 +291,25 @@ enum class Weigh { none, all };
 // entries from `row` (a whole row, or a segment whose first column is
 // column_base): entries above the range are kept (left as they are),
 // entries below it and non-candidates (NaN) become -inf, entries inside it
-// are offered to `out` and left for the decision. Without `write` (the
+// are offered to `set` and left for the decision. Without `write` (the
 // sampler and the candidate list, which never write the logits) nothing is
 // stored. Sums the exact weights relative to the row maximum that `weigh`
 // asks for. Each thread keeps Unroll 16-byte loads in flight (visit_groups).
+// `set` is taken by value (so are the sets of gather_two_ranges and
+// scan_row): through a reference into the caller's frame the compiler
+// reloaded the set's pointers from the stack after every store a push
+// makes, since such a store might alias them (CUDA SASS). With the copy
+// the sampler's big nuclei at B = 1024 took 0.907x the time on an H200
+// (docs/PERFORMANCE.md, thirty-seventh session).
 template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
                                               int vocab, BucketMap const& map,
                                               BucketRange r,
-                                              Candidates const& out,
+                                              const Candidates set,
                                               Weigh weigh,
                                               MassMeasure const& mass,
                                               bool write, int column_base = 0) {
   const RowSplit split = split_row(row, vocab);
-  // The set pushed to is a copy made here (also in gather_two_ranges and
-  // scan_row): through `out`, a reference into the caller's frame, the
-  // compiler reloaded the set's pointers from the stack after every store
-  // a push makes, since such a store might alias them (CUDA SASS). With
-  // the copy the sampler's big nuclei at B = 1024 took 0.907x the time on
-  // an H200 (docs/PERFORMANCE.md, thirty-seventh session).
-  const Candidates set = out;
   // Returns whether z changes (to -inf).
   // The candidate test on the value (one comparison, not a key), and the
   // weight above the range added by a select: the per-entry chain is what
@@ -343,18 +342,17 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
 }
 
 // A read of a whole row (nothing written) that gathers two bucket ranges
-// at once, `r` into `out` and `r2` (above r: r2.lo > r.hi) into `out2`,
+// at once, `r` into `set` and `r2` (above r: r2.lo > r.hi) into `set2`,
 // and sums the exact weights of every candidate, of those above r and of
 // those above r2. The list's second kernel gathers the top-p boundary's
 // buckets and those of its first C entries in it (MaskKernel::list_with_cut).
 template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
     Member const& team, const T* row, int vocab, BucketMap const& map, BucketRange r,
-    Candidates const& out, BucketRange r2, Candidates const& out2,
+    const Candidates set, BucketRange r2, const Candidates set2,
     MassMeasure const& mass) {
   T* const at          = const_cast<T*>(row);  // (write = false: nothing is stored)
   const RowSplit split = split_row(at, vocab);
-  const Candidates set = out, set2 = out2;  // copies: see gather_range
   const auto visit = [&](float z, int column, TwoRangeMass& acc) {
     if (!is_candidate_value(z)) return false;
     const int idx       = map.index(z);

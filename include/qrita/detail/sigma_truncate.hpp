@@ -208,9 +208,10 @@ struct RowScan {
 };
 
 // The gathering read (pass 1) of `vocab` entries from `row` (a whole row,
-// or a segment of one whose first column is column_base). Entries above t (none if t is NaN) are
-// offered to `out`; the others are counted into the histogram `hist` (team
-// scratch, zeroed by the caller; nullptr: none) by map.index, except bucket
+// or a segment of one whose first column is column_base). Entries above t
+// (none if t is NaN) are offered to `set` (by value: see gather_range);
+// the others are counted into the histogram `hist` (team scratch, zeroed
+// by the caller; nullptr: none) by map.index, except bucket
 // 0, which is returned as RowScan::below for the caller to store. With
 // want_tail, the weights exp((z - t) * inv_t) of the candidates at or below
 // t are summed in the scale's fixed point: together with the gathered head
@@ -218,7 +219,7 @@ struct RowScan {
 template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
                                         int vocab, BucketMap const& map,
-                                        Candidates const& out,
+                                        const Candidates set,
                                         std::uint32_t* hist, bool want_tail,
                                         float scale, float inv_t,
                                         int column_base = 0) {
@@ -226,7 +227,6 @@ KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
   const float t        = map.t;
   const RowSplit split = split_row(row, vocab);
   const int workers    = team.team_size();
-  const Candidates set = out;  // a copy: see gather_range
   team_reduce(
       team, workers,
       [&](int j, RowScan& acc) {
