@@ -424,6 +424,8 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
   using Unsplit =
       MaskKernel<ExecutionSpace, T, M,
                  M == Mode::sample && Policy<ExecutionSpace>::sampler_search_out_of_line>;
+  // Its first kernel leaves every top-p miss to the second (launch_deferred).
+  kernel.prm.defer_misses = kernel.prm.deferred_end != nullptr;
   const Unsplit unsplit = Unsplit::from(kernel);
   static_assert(sizeof(Unsplit) < 4096,
                 "qrita: the kernel must fit in a kernel argument (4 KiB)");

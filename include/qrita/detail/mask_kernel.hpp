@@ -98,6 +98,11 @@ struct KernelParams {
   // (see deferred_flag and DeferredRow).
   std::uint8_t* deferred_end = nullptr;
   std::int64_t deferred_stride = 1;
+  // The unsplit first kernel defers every top-p miss it would finish with
+  // a second read, not only those past the tiers (plan_buckets): a row
+  // read twice there kept its team running long after the others, the
+  // whole launch waiting on it.
+  bool defer_misses = false;
 };
 
 // Smallest integer weight >= p * S (at least 1): the top-p target.
@@ -876,14 +881,18 @@ struct MaskKernel {
     // A top-p survivor set larger than the tiers is decided on the
     // boundary's own buckets instead, as the mask does, and finished by a
     // third read (Decision::partial). The first kernel defers such a row
-    // (plan.partial, false) to the second, which plans it so. (One
-    // count_range in the first kernel: a second one there kept the split
-    // path's decide from being inlined.)
+    // (plan.partial, false) to the second, which plans it so. The unsplit
+    // first kernel defers every other miss too (KernelParams::defer_misses):
+    // the second kernel, planning it afresh, gathers all its survivors.
+    // (One count_range in the first kernel: a second one there kept the
+    // split path's decide from being inlined.)
     const int boundary_hi = range.hi;
     if (M != Mode::mask && !f.draw) range.hi = nb;
     const std::uint32_t cap = std::uint32_t(s.set.capacity());
     RangeCounts counts = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
-    if (M != Mode::mask && !f.draw && counts.inside > cap && !f.topk && head.known &&
+    const bool past_tiers = counts.inside > cap;
+    const bool miss_moved = !Deferred && prm.defer_misses && counts.inside > 0;
+    if (M != Mode::mask && !f.draw && (past_tiers || miss_moved) && !f.topk && head.known &&
         prm.deferred_end != nullptr) {
       plan.partial  = true;
       plan.outliers = std::uint32_t(outliers);
