@@ -1,6 +1,7 @@
 #!/bin/bash
-# scan_call.sh: scan_b.sh for any call: CALL (qrita = the mask, qrita-sample, qrita-cand64) on the
-# first B rows of a shape, one team a row, for every B in $BATCHES (p = 0.7, V = 128256).
+# scan_call.sh: scan_b.sh (../h200-2026-11-28-straggler) for any call: each call in $CALLS (qrita =
+# the mask, qrita-sample, qrita-cand64) on the first B rows of each shape in $SHAPES, one team a
+# row, for every B in $BATCHES (p = 0.7, V = 128256), binary perf_$BIN (default dm).
 export LD_LIBRARY_PATH=$PWD/ship/lib:$LD_LIBRARY_PATH
 (cd ship/bin && xz -dc perfs.tar.xz | tar xf - && chmod +x perf_*)
 R=/tmp/res; mkdir -p $R
