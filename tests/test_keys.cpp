@@ -92,6 +92,39 @@ TEST(Keys, FixedWeights) {
   }
 }
 
+// The mask's second read weighs with candidate_weight and buckets with
+// BucketMap::index_flat (no branch, boundary_buckets.hpp's PhasedVisitor);
+// both must give what the definitions give: the weight fixed_weight's for a
+// candidate and 0 for a non-candidate, and the bucket index's: nb above t,
+// 0 below lo or NaN, else index_in_range(z).
+TEST(Keys, BranchFreeWeightAndBucketKeepTheirDefinitions) {
+  std::mt19937 gen(2026);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  std::vector<float> zs = {0.0f, -0.0f, 1.0f, -1.0f, 3.0f, 1e30f, -1e30f, inf, -inf,
+                           qtest::nan_value(), std::ldexp(1.0f, -140)};
+  for (int i = 0; i < 20000; ++i) zs.push_back(normal(gen));
+  const float scale = std::ldexp(1.0f, 50);
+  for (float ref : {0.0f, 3.0f, 7.5f, inf}) {
+    for (float inv_t : {1.0f, 0.5f, 3.0f, 0.0f, inf}) {
+      for (float z : zs) {
+        const weight_type want = is_candidate_value(z) ? fixed_weight(z, ref, scale, inv_t) : 0;
+        EXPECT_EQ(candidate_weight(z, ref, scale, inv_t), want) << z << " " << ref << " " << inv_t;
+      }
+    }
+  }
+  const float nan = qtest::nan_value();
+  const BucketMap maps[] = {BucketMap::make(-2.0f, 3.0f, 2048), BucketMap::make(-2.0f, 3.0f, 2),
+                            BucketMap::make(0.5f, 0.5f, 64), BucketMap::make(4.0f, 1.0f, 64),
+                            BucketMap::make(-1.0f, 1.0f, 1), BucketMap::make(nan, nan, 1)};
+  for (BucketMap const& m : maps) {
+    for (float z : zs) {
+      const int want = z > m.t ? m.nb : !(z >= m.lo) ? 0 : m.index_in_range(z);
+      EXPECT_EQ(m.index_flat(z), want) << z << " " << m.lo << " " << m.t << " " << m.nb;
+      EXPECT_EQ(m.index(z), want) << z;
+    }
+  }
+}
+
 TEST(Keys, ValueBelowIsTheNextSmallerValue) {
   EXPECT_EQ(value_below(order_key(1.0f)), std::nextafter(1.0f, 0.0f));
   EXPECT_EQ(value_below(order_key(-1.0f)), std::nextafter(-1.0f, -2.0f));

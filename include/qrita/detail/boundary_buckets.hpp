@@ -254,9 +254,10 @@ struct TwoRangeMass {
   }
 };
 
-// gather_range's visitor (see visit_groups): each entry to visit(value,
-// column, acc), which says whether it becomes -inf; with `write`, a group
-// that changed is stored, a loose entry that changed is written.
+// A gathering read's visitor (see visit_groups): each entry to
+// visit(value, column, acc), which says whether it becomes -inf; with
+// `write`, a group that changed is stored, a loose entry that changed is
+// written. The reads that only gather use it (write = false).
 template <class T, class Visit, class Acc = RangeMass>
 struct GatherVisitor {
   T* row;
@@ -277,6 +278,82 @@ struct GatherVisitor {
   }
 };
 
+// What the mask's second read does with an entry (PhasedVisitor).
+enum class Gathered { keep, push, drop };
+
+// The mask's second read's visitor (see visit_groups). A group's entries
+// are handled in two phases. First, side by side and without a branch per
+// entry, each entry's bucket (`map.index_flat`) and, where the read
+// weighs, its exact weight, summed by `sum(z, bucket, acc)`; then, one
+// entry at a time, `classify(z, bucket)` says whether it is pushed to
+// `set`, made -inf, or left. A group that changed is stored, a loose entry
+// that changed is written. With a branch per entry (GatherVisitor) the
+// branches around the bucket, the weight and the push (their convergence
+// bookkeeping, BSSY/BSYNC in CUDA SASS) kept one entry's chain of
+// dependent instructions from overlapping the next one's; so built, the
+// mask's big nuclei took 0.97x the time on an H200, but the sampler's and
+// the list's second kernel, whose reads only gather, took 1.02-1.04x
+// (docs/PERFORMANCE.md, thirty-ninth session): they keep GatherVisitor.
+template <class T, class Classify, class Sum>
+struct PhasedVisitor {
+  T* row;
+  int head;  // split.head: the first group's first column
+  int column_base;
+  bool weighed;
+  BucketMap map;
+  Classify const& classify;  // (z, bucket) -> Gathered
+  Sum const& sum;            // (z, bucket, acc)
+  Candidates set;
+  RangeMass& acc;
+
+  static constexpr int L = Lanes<T>::n;
+
+  // Returns whether z changes (to -inf).
+  KOKKOS_FORCEINLINE_FUNCTION bool act(float z, int bucket, int column) const {
+    const Gathered c = classify(z, bucket);
+    if (c == Gathered::push) set.push(z, column);
+    return c == Gathered::drop;
+  }
+  template <int I = 0>
+  KOKKOS_FORCEINLINE_FUNCTION void buckets(Group<T> const& x, int* b) const {
+    if constexpr (I < L) {
+      b[I] = map.index_flat(to_float(x.v[I]));
+      buckets<I + 1>(x, b);
+    }
+  }
+  template <int I = 0>
+  KOKKOS_FORCEINLINE_FUNCTION void weights(Group<T> const& x, const int* b) const {
+    if constexpr (I < L) {
+      sum(to_float(x.v[I]), b[I], acc);
+      weights<I + 1>(x, b);
+    }
+  }
+  template <int I = 0>
+  KOKKOS_FORCEINLINE_FUNCTION bool acts(Group<T>& x, const int* b, int column) const {
+    if constexpr (I < L) {
+      const bool d = act(to_float(x.v[I]), b[I], column + I);
+      if (d) x.v[I] = neg_inf_of<T>();
+      const bool rest = acts<I + 1>(x, b, column);
+      return d || rest;
+    } else {
+      return false;
+    }
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void group(Group<T>& x, int g) const {
+    const int at = head + L * g;
+    int b[L];
+    buckets(x, b);
+    if (weighed) weights(x, b);
+    if (acts(x, b, column_base + at)) store_group(row + at, x);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void loose(int column) const {
+    const float z    = to_float(row[column]);
+    const int bucket = map.index_flat(z);
+    if (weighed) sum(z, bucket, acc);
+    if (act(z, bucket, column_base + column)) row[column] = neg_inf_of<T>();
+  }
+};
+
 // Which exact weights a gathering read sums (gather_range): none, or every
 // candidate's (RangeMass::total) and those above the range (::above). The
 // list's third read weighs none: it ranks by counts alone, and its
@@ -287,57 +364,85 @@ struct GatherVisitor {
 // faster than weighing every entry, so it weighs all.
 enum class Weigh { none, all };
 
-// The second read (and, with `write`, write) of a miss, over `vocab`
+// The second read (and, with Write, write) of a miss, over `vocab`
 // entries from `row` (a whole row, or a segment whose first column is
 // column_base): entries above the range are kept (left as they are),
 // entries below it and non-candidates (NaN) become -inf, entries inside it
-// are offered to `set` and left for the decision. Without `write` (the
+// are offered to `set` and left for the decision. Without Write (the
 // sampler and the candidate list, which never write the logits) nothing is
 // stored. Sums the exact weights relative to the row maximum that `weigh`
 // asks for. Each thread keeps Unroll 16-byte loads in flight (visit_groups).
+// The mask's read (Write) handles a group's entries in two phases
+// (PhasedVisitor), the others one entry at a time (GatherVisitor).
 // `set` is taken by value (so are the sets of gather_two_ranges and
 // scan_row): through a reference into the caller's frame the compiler
 // reloaded the set's pointers from the stack after every store a push
 // makes, since such a store might alias them (CUDA SASS). With the copy
 // the sampler's big nuclei at B = 1024 took 0.907x the time on an H200
 // (docs/PERFORMANCE.md, thirty-seventh session).
-template <int Unroll, class Member, class T>
+template <int Unroll, bool Write, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
                                               int vocab, BucketMap const& map,
                                               BucketRange r,
                                               const Candidates set,
                                               Weigh weigh,
                                               MassMeasure const& mass,
-                                              bool write, int column_base = 0) {
+                                              int column_base = 0) {
   const RowSplit split = split_row(row, vocab);
-  // Returns whether z changes (to -inf).
-  // The candidate test on the value (one comparison, not a key), and the
-  // weight above the range added by a select: the per-entry chain is what
-  // bounds these reads on a GPU (docs/PERFORMANCE.md, thirty-fifth session).
-  const auto visit = [&](float z, int column, RangeMass& acc) {
-    if (!is_candidate_value(z)) return !stored_neg_inf(z);
-    const int idx       = map.index(z);
-    const weight_type w = weigh == Weigh::all ? mass(z) : weight_type(0);
-    const bool above    = idx > r.hi;
-    acc.total += w;
-    acc.above += above ? w : weight_type(0);
-    if (above) return false;
-    if (idx >= r.lo) {
-      set.push(z, column);
-      return false;
-    }
-    return true;
-  };
   RangeMass result;
   const int workers = team.team_size();
-  team_reduce(
-      team, workers,
-      [&](int j, RangeMass& acc) {
-        visit_groups<Unroll>(row, split, j, workers,
-                             GatherVisitor<T, decltype(visit)>{row, split.head, column_base,
-                                                               write, visit, acc});
-      },
-      StructReducer<RangeMass>(result));
+  if constexpr (Write) {
+    // A non-candidate has bucket 0 and weighs 0.
+    const auto classify = [&](float z, int idx) {
+      const Gathered other     = stored_neg_inf(z) ? Gathered::keep : Gathered::drop;
+      const Gathered candidate = idx > r.hi    ? Gathered::keep
+                                 : idx >= r.lo ? Gathered::push
+                                               : Gathered::drop;
+      return is_candidate_value(z) ? candidate : other;
+    };
+    const auto sum = [&](float z, int idx, RangeMass& acc) {
+      const weight_type w = mass.candidate(z);
+      acc.total += w;
+      acc.above += idx > r.hi ? w : weight_type(0);
+    };
+    const bool weighed = weigh == Weigh::all;
+    team_reduce(
+        team, workers,
+        [&](int j, RangeMass& acc) {
+          visit_groups<Unroll>(
+              row, split, j, workers,
+              PhasedVisitor<T, decltype(classify), decltype(sum)>{
+                  row, split.head, column_base, weighed, map, classify, sum, set, acc});
+        },
+        StructReducer<RangeMass>(result));
+  } else {
+    // Returns whether z changes (to -inf).
+    // The candidate test on the value (one comparison, not a key), and the
+    // weight above the range added by a select: the per-entry chain is what
+    // bounds these reads on a GPU (docs/PERFORMANCE.md, thirty-fifth session).
+    const auto visit = [&](float z, int column, RangeMass& acc) {
+      if (!is_candidate_value(z)) return !stored_neg_inf(z);
+      const int idx       = map.index(z);
+      const weight_type w = weigh == Weigh::all ? mass(z) : weight_type(0);
+      const bool above    = idx > r.hi;
+      acc.total += w;
+      acc.above += above ? w : weight_type(0);
+      if (above) return false;
+      if (idx >= r.lo) {
+        set.push(z, column);
+        return false;
+      }
+      return true;
+    };
+    team_reduce(
+        team, workers,
+        [&](int j, RangeMass& acc) {
+          visit_groups<Unroll>(row, split, j, workers,
+                               GatherVisitor<T, decltype(visit)>{row, split.head, column_base,
+                                                                 false, visit, acc});
+        },
+        StructReducer<RangeMass>(result));
+  }
   return result;
 }
 

@@ -49,6 +49,25 @@ struct BucketMap {
     return z > t ? nb : (z >= lo ? in : 0);
   }
 
+  // index(z) as the larger of (z >= lo ? bucket : 0) and (z > t ? nb : 0)
+  // (a bucket is below nb), with z raised to lo by fmaxf on a device (NaN
+  // z: lo). index's nested selects left nvcc a branch around the bucket
+  // where z > t; this form has none. The mask's second read, which buckets
+  // a group's entries side by side (boundary_buckets.hpp, PhasedVisitor),
+  // uses it; the reads that only gather keep index (this form made the
+  // sampler's and the list's second kernel slower: docs/PERFORMANCE.md,
+  // thirty-ninth and fortieth sessions).
+  KOKKOS_FORCEINLINE_FUNCTION int index_flat(float z) const {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    const int in = index_in_range(fmaxf(z, lo));
+#else
+    const int in = index_in_range(z >= lo ? z : lo);
+#endif
+    const int below = z >= lo ? in : 0;
+    const int above = z > t ? nb : 0;
+    return below > above ? below : above;
+  }
+
   // index(z) for lo <= z <= t, without the two tests: 1 .. nb - 1 (0 when
   // nb == 1). Also defined, and clamped to nb - 1, above t.
   KOKKOS_FORCEINLINE_FUNCTION int index_in_range(float z) const {

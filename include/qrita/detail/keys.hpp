@@ -123,6 +123,27 @@ KOKKOS_FORCEINLINE_FUNCTION weight_type fixed_weight(float z, float ref, float s
   return static_cast<weight_type>(exp_f(x) * scale);
 }
 
+// fixed_weight(z, ref, scale, inv_t) of a candidate z, and 0 for a
+// non-candidate (NaN, -inf), without a branch: the exp is taken for every
+// z (of -128 for a non-candidate: below 1 in weight units at every scale a
+// row gets, 2^50 or less) and selects pick the answer. For the mask's
+// second read, which weighs a group's entries side by side
+// (boundary_buckets.hpp, PhasedVisitor). A flat row's entries then take
+// the exp too.
+KOKKOS_FORCEINLINE_FUNCTION weight_type candidate_weight(float z, float ref, float scale,
+                                                    float inv_t = 1.0f) {
+  const bool candidate = is_candidate_value(z);
+  const float e        = (z - ref) * inv_t;
+  const float floor    = -128.0f;
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  const float x = candidate ? fmaxf(e, floor) : floor;  // fmaxf: the non-NaN operand
+#else
+  const float x = candidate && e > floor ? e : floor;
+#endif
+  const weight_type w = static_cast<weight_type>(exp_f(x) * scale);
+  return z < ref || !candidate ? w : static_cast<weight_type>(scale);
+}
+
 // A non-negative amount in weight units, rounded up to an integer: 0 for
 // anything not above 0 (NaN included), 2^63 at and past it. Weights and
 // their sums stay below 2^62, so every bound the kernels round is exact.

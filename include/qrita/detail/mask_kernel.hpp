@@ -836,9 +836,8 @@ struct MaskKernel {
     team.team_barrier();
     const MassMeasure mass = mass_of(scan, f);
     const RangeMass exact =
-        gather_range<gather_unroll>(team, row, prm.vocab, map, plan.range, s.set,
-                                    second_weigh(f), mass,
-                                    M == Mode::mask);
+        gather_range<gather_unroll, M == Mode::mask>(team, row, prm.vocab, map, plan.range,
+                                                     s.set, second_weigh(f), mass);
     team.team_barrier();
     resolve_buckets(team, f, scan, map, plan, exact, *s.set.counter, s, d, st);
   }
@@ -1275,8 +1274,8 @@ struct MaskKernel {
     team.team_barrier();
     // (write = false: nothing is stored through the pointer.) The draw
     // needs the weight above the range, the list no weight.
-    got.exact = gather_range<gather_unroll>(team, const_cast<T*>(row), prm.vocab, map,
-                                            range, s.set, third_weigh, mass, false);
+    got.exact = gather_range<gather_unroll, false>(team, const_cast<T*>(row), prm.vocab,
+                                                   map, range, s.set, third_weigh, mass);
     team.team_barrier();
     got.n = *s.set.counter;
     team.team_barrier();

@@ -47,6 +47,11 @@ struct MassMeasure {
   KOKKOS_INLINE_FUNCTION weight_type operator()(float z) const {
     return fixed_weight(z, ref, scale, inv_t);
   }
+  // The weight of a candidate, 0 for a non-candidate, without a branch
+  // (candidate_weight).
+  KOKKOS_FORCEINLINE_FUNCTION weight_type candidate(float z) const {
+    return candidate_weight(z, ref, scale, inv_t);
+  }
   KOKKOS_INLINE_FUNCTION weight_type unit(key_type key) const {
     return fixed_weight(key_value(key), ref, scale, inv_t);
   }

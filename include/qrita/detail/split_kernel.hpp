@@ -430,9 +430,9 @@ struct SplitKernel {
       const Filters f         = sr.f;
       const int b             = seg_begin(s);
       const MassMeasure mass  = k.mass_of(sr.scan, f);
-      m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map, range,
-                                              list(r),
-                                              Kernel::second_weigh(f), mass, M == Mode::mask, b);
+      m = gather_range<Kernel::gather_unroll, M == Mode::mask>(
+          team, row_of(r) + b, seg_end(s) - b, map, range, list(r), Kernel::second_weigh(f),
+          mass, b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (sr.mode != SplitMode::gather) {
@@ -618,9 +618,9 @@ struct SplitKernel {
     if (planned) {
       const BucketMap map = sr.map;
       const int b         = seg_begin(s);
-      m = gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map,
-                                              plan.range, sc.set, Weigh::all,
-                                              k.mass_of(sr.scan, f), false, b);
+      m = gather_range<Kernel::gather_unroll, false>(team, row_of(r) + b, seg_end(s) - b,
+                                                     map, plan.range, sc.set, Weigh::all,
+                                                     k.mass_of(sr.scan, f), b);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     const bool last = last_team(team, r, slot.data());
@@ -775,8 +775,8 @@ struct SplitKernel {
     const BucketRange third = sr.third;
     const int b            = seg_begin(s);
     const RangeMass m =
-        gather_range<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map, third,
-                                            sc.set, Kernel::third_weigh, mass, false, b);
+        gather_range<Kernel::gather_unroll, false>(team, row_of(r) + b, seg_end(s) - b, map,
+                                                   third, sc.set, Kernel::third_weigh, mass, b);
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     if (!last_team(team, r, slot)) return;
 
