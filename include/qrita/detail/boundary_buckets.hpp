@@ -254,30 +254,6 @@ struct TwoRangeMass {
   }
 };
 
-// A gathering read's visitor (see visit_groups): each entry to
-// visit(value, column, acc), which says whether it becomes -inf; with
-// `write`, a group that changed is stored, a loose entry that changed is
-// written. The reads that only gather use it (write = false).
-template <class T, class Visit, class Acc = RangeMass>
-struct GatherVisitor {
-  T* row;
-  int head;  // split.head: the first group's first column
-  int column_base;
-  bool write;
-  Visit const& visit;
-  Acc& acc;
-  KOKKOS_FORCEINLINE_FUNCTION void group(Group<T>& x, int g) const {
-    const int at       = head + Lanes<T>::n * g;
-    const bool changed = drop_in_group(
-        x, column_base + at, [&](float z, int c) { return visit(z, c, acc); });
-    if (changed && write) store_group(row + at, x);
-  }
-  KOKKOS_FORCEINLINE_FUNCTION void loose(int column) const {
-    if (visit(to_float(row[column]), column_base + column, acc) && write)
-      row[column] = neg_inf_of<T>();
-  }
-};
-
 // What the mask's second read does with an entry (PhasedVisitor).
 enum class Gathered { keep, push, drop };
 
@@ -287,13 +263,14 @@ enum class Gathered { keep, push, drop };
 // weighs, its exact weight, summed by `sum(z, bucket, acc)`; then, one
 // entry at a time, `classify(z, bucket)` says whether it is pushed to
 // `set`, made -inf, or left. A group that changed is stored, a loose entry
-// that changed is written. With a branch per entry (GatherVisitor) the
+// that changed is written. With a branch per entry (as visit_row) the
 // branches around the bucket, the weight and the push (their convergence
 // bookkeeping, BSSY/BSYNC in CUDA SASS) kept one entry's chain of
 // dependent instructions from overlapping the next one's; so built, the
 // mask's big nuclei took 0.97x the time on an H200, but the sampler's and
 // the list's second kernel, whose reads only gather, took 1.02-1.04x
-// (docs/PERFORMANCE.md, thirty-ninth session): they keep GatherVisitor.
+// (docs/PERFORMANCE.md, thirty-ninth session): they keep a visit per entry
+// (visit_row).
 template <class T, class Classify, class Sum>
 struct PhasedVisitor {
   T* row;
@@ -373,7 +350,7 @@ enum class Weigh { none, all };
 // stored. Sums the exact weights relative to the row maximum that `weigh`
 // asks for. Each thread keeps Unroll 16-byte loads in flight (visit_groups).
 // The mask's read (Write) handles a group's entries in two phases
-// (PhasedVisitor), the others one entry at a time (GatherVisitor).
+// (PhasedVisitor), the others one entry at a time (visit_row).
 // `set` is taken by value (so are the sets of gather_two_ranges and
 // scan_row): through a reference into the caller's frame the compiler
 // reloaded the set's pointers from the stack after every store a push
@@ -416,30 +393,25 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
         },
         StructReducer<RangeMass>(result));
   } else {
-    // Returns whether z changes (to -inf).
     // The candidate test on the value (one comparison, not a key), and the
     // weight above the range added by a select: the per-entry chain is what
     // bounds these reads on a GPU (docs/PERFORMANCE.md, thirty-fifth session).
     const auto visit = [&](float z, int column, RangeMass& acc) {
-      if (!is_candidate_value(z)) return !stored_neg_inf(z);
+      if (!is_candidate_value(z)) return;
       const int idx       = map.index(z);
       const weight_type w = weigh == Weigh::all ? mass(z) : weight_type(0);
       const bool above    = idx > r.hi;
       acc.total += w;
       acc.above += above ? w : weight_type(0);
-      if (above) return false;
-      if (idx >= r.lo) {
-        set.push(z, column);
-        return false;
-      }
-      return true;
+      if (above) return;
+      if (idx >= r.lo) set.push(z, column);
     };
     team_reduce(
         team, workers,
         [&](int j, RangeMass& acc) {
-          visit_groups<Unroll>(row, split, j, workers,
-                               GatherVisitor<T, decltype(visit)>{row, split.head, column_base,
-                                                                 false, visit, acc});
+          visit_row<Unroll>(row, split, j, workers, [&](float z, int column) {
+            visit(z, column_base + column, acc);
+          });
         },
         StructReducer<RangeMass>(result));
   }
@@ -456,10 +428,9 @@ KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
     Member const& team, const T* row, int vocab, BucketMap const& map, BucketRange r,
     const Candidates set, BucketRange r2, const Candidates set2,
     MassMeasure const& mass) {
-  T* const at          = const_cast<T*>(row);  // (write = false: nothing is stored)
-  const RowSplit split = split_row(at, vocab);
+  const RowSplit split = split_row(row, vocab);
   const auto visit = [&](float z, int column, TwoRangeMass& acc) {
-    if (!is_candidate_value(z)) return false;
+    if (!is_candidate_value(z)) return;
     const int idx       = map.index(z);
     const weight_type w = mass(z);
     acc.total += w;
@@ -470,16 +441,14 @@ KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
     } else if (idx >= r.lo) {
       set.push(z, column);
     }
-    return false;
   };
   TwoRangeMass result;
   const int workers = team.team_size();
   team_reduce(
       team, workers,
       [&](int j, TwoRangeMass& acc) {
-        visit_groups<Unroll>(at, split, j, workers,
-                             GatherVisitor<T, decltype(visit), TwoRangeMass>{
-                                 at, split.head, 0, false, visit, acc});
+        visit_row<Unroll>(row, split, j, workers,
+                          [&](float z, int column) { visit(z, column, acc); });
       },
       StructReducer<TwoRangeMass>(result));
   return result;

@@ -45,7 +45,7 @@ struct BucketMap {
   // entry; with the two tests as branches each entry also paid their
   // convergence bookkeeping (docs/PERFORMANCE.md, thirty-fifth session).
   KOKKOS_FORCEINLINE_FUNCTION int index(float z) const {
-    const int in = index_in_range(z >= lo ? z : lo);
+    const int in = index_in_range(raised_to_lo(z));
     return z > t ? nb : (z >= lo ? in : 0);
   }
 
@@ -61,12 +61,15 @@ struct BucketMap {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
     const int in = index_in_range(fmaxf(z, lo));
 #else
-    const int in = index_in_range(z >= lo ? z : lo);
+    const int in = index_in_range(raised_to_lo(z));
 #endif
     const int below = z >= lo ? in : 0;
     const int above = z > t ? nb : 0;
     return below > above ? below : above;
   }
+
+  // z raised to lo (a NaN z: lo), which index_in_range takes.
+  KOKKOS_FORCEINLINE_FUNCTION float raised_to_lo(float z) const { return z >= lo ? z : lo; }
 
   // index(z) for lo <= z <= t, without the two tests: 1 .. nb - 1 (0 when
   // nb == 1). Also defined, and clamped to nb - 1, above t.

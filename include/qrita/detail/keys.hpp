@@ -98,6 +98,19 @@ inline int weight_fraction_bits(std::int64_t V) {
   return F > 50 ? 50 : F;
 }
 
+constexpr float weight_exponent_floor = -128.0f;
+
+// A weight's exponent e raised to weight_exponent_floor, a NaN e too
+// (fmaxf on a device returns the non-NaN operand): exp(-128) * 2^50 < 1,
+// so a weight so floored is 0 at every scale a row gets.
+KOKKOS_FORCEINLINE_FUNCTION float floored_exponent(float e) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return fmaxf(e, weight_exponent_floor);
+#else
+  return e > weight_exponent_floor ? e : weight_exponent_floor;
+#endif
+}
+
 // Weight of value z relative to ref (ref >= z for every z it is used on)
 // at inverse temperature inv_t (1: plain softmax): exp((z - ref) * inv_t)
 // in fixed point. The scale is a power of two, so the product is exact in
@@ -113,13 +126,7 @@ inline int weight_fraction_bits(std::int64_t V) {
 KOKKOS_FORCEINLINE_FUNCTION weight_type fixed_weight(float z, float ref, float scale,
                                                 float inv_t = 1.0f) {
   if (!(z < ref)) return static_cast<weight_type>(scale);
-  const float e     = (z - ref) * inv_t;
-  const float floor = -128.0f;
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  const float x = fmaxf(e, floor);  // the non-NaN operand
-#else
-  const float x = e > floor ? e : floor;
-#endif
+  const float x = floored_exponent((z - ref) * inv_t);
   return static_cast<weight_type>(exp_f(x) * scale);
 }
 
@@ -133,13 +140,7 @@ KOKKOS_FORCEINLINE_FUNCTION weight_type fixed_weight(float z, float ref, float s
 KOKKOS_FORCEINLINE_FUNCTION weight_type candidate_weight(float z, float ref, float scale,
                                                     float inv_t = 1.0f) {
   const bool candidate = is_candidate_value(z);
-  const float e        = (z - ref) * inv_t;
-  const float floor    = -128.0f;
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  const float x = candidate ? fmaxf(e, floor) : floor;  // fmaxf: the non-NaN operand
-#else
-  const float x = candidate && e > floor ? e : floor;
-#endif
+  const float x = candidate ? floored_exponent((z - ref) * inv_t) : weight_exponent_floor;
   const weight_type w = static_cast<weight_type>(exp_f(x) * scale);
   return z < ref || !candidate ? w : static_cast<weight_type>(scale);
 }
