@@ -418,16 +418,18 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
   return result;
 }
 
-// A read of a whole row (nothing written) that gathers two bucket ranges
-// at once, `r` into `set` and `r2` (above r: r2.lo > r.hi) into `set2`,
-// and sums the exact weights of every candidate, of those above r and of
-// those above r2. The list's second kernel gathers the top-p boundary's
-// buckets and those of its first C entries in it (MaskKernel::list_with_cut).
+// A read of a whole row or a segment (nothing written) that gathers two
+// bucket ranges at once, `r` into `set` and `r2` (above r: r2.lo > r.hi)
+// into `set2`, and sums the exact weights of every candidate, of those
+// above r and of those above r2. The list's second kernel gathers the
+// top-p boundary's buckets and those of its first C entries in it
+// (MaskKernel::list_with_cut); the split path's deferred rows, those and
+// the draw's target's buckets (SplitKernel::deferred_gather).
 template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
     Member const& team, const T* row, int vocab, BucketMap const& map, BucketRange r,
     const Candidates set, BucketRange r2, const Candidates set2,
-    MassMeasure const& mass) {
+    MassMeasure const& mass, int column_base = 0) {
   const RowSplit split = split_row(row, vocab);
   const auto visit = [&](float z, int column, TwoRangeMass& acc) {
     if (!is_candidate_value(z)) return;
@@ -448,7 +450,7 @@ KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
       team, workers,
       [&](int j, TwoRangeMass& acc) {
         visit_row<Unroll>(row, split, j, workers,
-                          [&](float z, int column) { visit(z, column, acc); });
+                          [&](float z, int column) { visit(z, column_base + column, acc); });
       },
       StructReducer<TwoRangeMass>(result));
   return result;

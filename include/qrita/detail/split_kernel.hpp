@@ -37,9 +37,13 @@
 //                         wave; otherwise each team of split_gather plans
 //                         them itself);
 //   qrita::split_gather   (Deferred) S teams per row: those buckets
-//                         gathered; the last team cuts the set and places
-//                         the draw's target or the list's first C entries
-//                         in buckets. (In split_gather, not a launch of
+//                         gathered, and in the same read those of the
+//                         early range (SplitRow::early) where split_scan
+//                         placed one; the last team cuts the set, then
+//                         draws or lists from the early range's set
+//                         (early_finish) or places the draw's target or
+//                         the list's first C entries in buckets for a
+//                         third read. (In split_gather, not a launch of
 //                         its own: one launch fewer on every such call,
 //                         whether a row defers or not.)
 //   qrita::split_deferred_finish   S teams per row: those buckets gathered;
@@ -98,6 +102,15 @@ struct SplitRow {
   // they fit the candidate tiers.
   BucketPlan deferred_plan;
   bool planned;
+  // A deferred row's early range (MaskKernel::early_range: the buckets of
+  // the draw's target or of the list's first C entries, placed before the
+  // cut), which split_gather gathers with the boundary's into the list's
+  // last early_size places (empty, lo > hi, where it does not lie above
+  // the boundary's buckets or both do not fit the list), and how many
+  // entries that read offered it.
+  BucketRange early;
+  int early_size;
+  int early_counter;
   weight_type target;
   weight_type kept_mass;
   std::uint32_t kept_count;
@@ -123,7 +136,7 @@ struct SplitLayout {
   std::size_t counters  = 0;   // int[rows]
   std::size_t arrivals  = 0;   // int[rows]: teams done with the launch
   std::size_t scans     = 0;   // RowScan[rows][S]
-  std::size_t masses    = 0;   // RangeMass[rows][S]
+  std::size_t masses    = 0;   // TwoRangeMass[rows][S]
   std::size_t states    = 0;   // SplitRow[rows]
   std::size_t bytes     = 0;   // end
 
@@ -144,7 +157,7 @@ struct SplitLayout {
     l.counters = at; at = align(at + R * sizeof(int));
     l.arrivals = at; at = align(at + R * sizeof(int));
     l.scans    = at; at = align(at + R * S * sizeof(RowScan));
-    l.masses   = at; at = align(at + R * S * sizeof(RangeMass));
+    l.masses   = at; at = align(at + R * S * sizeof(TwoRangeMass));
     l.states   = at; at = align(at + R * sizeof(SplitRow));
     l.bytes    = at;
     return l;
@@ -192,8 +205,10 @@ struct SplitKernel {
   KOKKOS_INLINE_FUNCTION RowScan* scans(std::int64_t r) const {
     return reinterpret_cast<RowScan*>(ws + lay.scans) + r * lay.teams_per_row;
   }
-  KOKKOS_INLINE_FUNCTION RangeMass* masses(std::int64_t r) const {
-    return reinterpret_cast<RangeMass*>(ws + lay.masses) + r * lay.teams_per_row;
+  // The segments' sums of a launch's read (a read of one range leaves
+  // above2 zero).
+  KOKKOS_INLINE_FUNCTION TwoRangeMass* masses(std::int64_t r) const {
+    return reinterpret_cast<TwoRangeMass*>(ws + lay.masses) + r * lay.teams_per_row;
   }
   // The row's candidate list, as the Candidates the row steps take.
   KOKKOS_INLINE_FUNCTION Candidates list(std::int64_t r) const {
@@ -220,7 +235,7 @@ struct SplitKernel {
     return k.logits + r * k.prm.row_stride;
   }
 
-  // The S partial results of a row (RowScan, RangeMass), joined.
+  // The S partial results of a row (RowScan, TwoRangeMass), joined.
   template <class V>
   KOKKOS_INLINE_FUNCTION V joined(member_type const& team, const V* parts) const {
     V v;
@@ -228,6 +243,18 @@ struct SplitKernel {
         team, lay.teams_per_row, [&](int i, V& acc) { V::join(acc, parts[i]); },
         StructReducer<V>(v));
     return v;
+  }
+
+  // Segment s's sums of a read of one range, and the S segments' joined.
+  KOKKOS_INLINE_FUNCTION void put_mass(member_type const& team, std::int64_t r, int s,
+                                       RangeMass const& m) const {
+    Kokkos::single(Kokkos::PerTeam(team),
+                   [&]() { masses(r)[s] = TwoRangeMass{m.above, 0, m.total}; });
+  }
+  KOKKOS_INLINE_FUNCTION RangeMass joined_mass(member_type const& team,
+                                               std::int64_t r) const {
+    const TwoRangeMass m = joined(team, masses(r));
+    return RangeMass{m.above, m.total};
   }
 
   // Whether this team is the last of row r's S teams to get here, after
@@ -383,6 +410,12 @@ struct SplitKernel {
       if constexpr (!mask) {
         if (finish) k.finish_row(team, r, row, f, scan, map, d, s);
       }
+      BucketRange early;
+      int early_size = 0;
+      if constexpr (!mask) {
+        if (mode == SplitMode::deferred)
+          early = early_range(team, f, map, scan, plan, s, early_size);
+      }
       // As unsplit: whether the searched set went past on-chip capacity.
       st.tier = mode == SplitMode::from_set && d.set_size > k.prm.capacity;
       if (mask && (mode == SplitMode::from_set || mode == SplitMode::row))
@@ -399,6 +432,9 @@ struct SplitKernel {
         sr.plan       = plan;
         sr.d          = d;
         sr.tie_column = tie_column;
+        sr.early         = early;
+        sr.early_size    = early_size;
+        sr.early_counter = 0;
         // The list is refilled (a deferred row's by split_gather;
         // its outliers' count and weight are in the plan).
         if (mode == SplitMode::gather || mode == SplitMode::deferred) *counter(r) = 0;
@@ -408,6 +444,22 @@ struct SplitKernel {
       sr.st   = st;
       sr.mode = mode;
     });
+  }
+
+  // A deferred row's early range (MaskKernel::early_range) where it lies
+  // above the boundary's buckets and both fit the list, with its count
+  // (size); else empty.
+  KOKKOS_INLINE_FUNCTION BucketRange early_range(member_type const& team, Filters const& f,
+                                                 BucketMap const& map, RowScan const& scan,
+                                                 BucketPlan const& plan, Scratch const& s,
+                                                 int& size) const {
+    const BucketRange e = k.early_range(team, f, map, scan, plan, s);
+    if (!(e.hi >= e.lo && e.lo > plan.range.hi)) return BucketRange{};
+    const std::uint32_t n1 = count_range(team, s.hist, map.nb, plan.outliers, plan.range).inside;
+    const std::uint32_t n2 = count_range(team, s.hist, map.nb, plan.outliers, e).inside;
+    if (n2 == 0 || n1 + n2 > std::uint32_t(lay.list_capacity)) return BucketRange{};
+    size = int(n2);
+    return e;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(SplitGather, member_type const& team) const {
@@ -434,7 +486,7 @@ struct SplitKernel {
           team, row_of(r) + b, seg_end(s) - b, map, range, list(r), Kernel::second_weigh(f),
           mass, b);
     }
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
+    put_mass(team, r, s, m);
     if (sr.mode != SplitMode::gather) {
       if constexpr (M == Mode::mask) write_segment(team, r, s);
       if (clears_in_gather() && s == 0) clear(team, r);
@@ -462,7 +514,7 @@ struct SplitKernel {
   KOKKOS_INLINE_FUNCTION void resolve(member_type const& team, std::int64_t r,
                                       int* slot) const {
     SplitRow& sr = state(r);
-    const RangeMass exact = joined(team, masses(r));
+    const RangeMass exact = joined_mass(team, r);
     Scratch s;
     s.set    = list(r);
     s.hist   = hist(r);
@@ -556,6 +608,15 @@ struct SplitKernel {
   // search). split_deferred_finish (fused: split_gather) also clears the
   // rows.
 
+  // The early range's set: the list's last early_size places.
+  KOKKOS_INLINE_FUNCTION Candidates early_set(std::int64_t r) const {
+    SplitRow& sr         = state(r);
+    const Candidates all = list(r);
+    const int at         = all.cap0 - sr.early_size;
+    return Candidates{all.vals0 + at, all.cols0 + at, sr.early_size, nullptr, nullptr, 0,
+                      &sr.early_counter};
+  }
+
   KOKKOS_INLINE_FUNCTION Scratch row_scratch(std::int64_t r, int* result) const {
     Scratch s;
     s.set    = list(r);
@@ -613,14 +674,27 @@ struct SplitKernel {
       // Every team the same plan, from the same integers.
       planned = plan_deferred(team, sr, sc, plan);
     }
-    RangeMass m;
-    RangeMass::init(m);
+    TwoRangeMass m;
+    TwoRangeMass::init(m);
     if (planned) {
-      const BucketMap map = sr.map;
-      const int b         = seg_begin(s);
-      m = gather_range<Kernel::gather_unroll, false>(team, row_of(r) + b, seg_end(s) - b,
-                                                     map, plan.range, sc.set, Weigh::all,
-                                                     k.mass_of(sr.scan, f), b);
+      const BucketMap map     = sr.map;
+      const BucketRange early = sr.early;
+      const int b             = seg_begin(s);
+      const MassMeasure mass  = k.mass_of(sr.scan, f);
+      if (early.hi >= early.lo) {
+        // The boundary's buckets into the list's first places, the early
+        // range's into its last early_size.
+        Candidates cut_set = sc.set;
+        cut_set.cap0 -= sr.early_size;
+        m = gather_two_ranges<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b,
+                                                     map, plan.range, cut_set, early,
+                                                     early_set(r), mass, b);
+      } else {
+        const RangeMass one = gather_range<Kernel::gather_unroll, false>(
+            team, row_of(r) + b, seg_end(s) - b, map, plan.range, sc.set, Weigh::all, mass,
+            b);
+        m = TwoRangeMass{one.above, 0, one.total};
+      }
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
     const bool last = last_team(team, r, slot.data());
@@ -705,14 +779,19 @@ struct SplitKernel {
       d = k.decide_whole_row(team, row, f, sr.scan, st);
       k.finish_row(team, r, row, f, sr.scan, sr.map, d, sc);
     } else {
-      const RangeMass exact = joined(team, masses(r));
+      const TwoRangeMass both = joined(team, masses(r));
+      const RangeMass exact{both.above, both.total};
       k.resolve_buckets(team, f, sr.scan, sr.map, plan, exact, *sc.set.counter, sc, d, st);
       const MassMeasure mass = k.mass_of(sr.scan, f);
       BucketRange range;
       bool read = false;
       weight_type target = 0;
       typename Kernel::KeptSum kept{0, 0};
-      if (d.partial) {
+      // The draw or the list from the early range's set, where it holds
+      // the answer; else as before, from buckets placed now.
+      const bool done = d.partial && sr.early.hi >= sr.early.lo &&
+                        early_finish(team, r, f, d, sc, mass, both);
+      if (d.partial && !done) {
         if constexpr (M == Mode::sample) {
           range = k.draw_range(team, f, sr.scan, sr.map, d, sc, mass, target);
           read  = true;
@@ -725,7 +804,7 @@ struct SplitKernel {
         read = range_fits(team, sc.hist, sr.map.nb, d.outliers, range, sc.set.capacity());
       if (read) {
         mode = SplitMode::third;
-      } else {
+      } else if (!done) {
         k.finish_row(team, r, row, f, sr.scan, sr.map, d, sc);
       }
       team.team_barrier();
@@ -746,6 +825,41 @@ struct SplitKernel {
       Kokkos::memory_fence();
       sr.mode = mode;
     });
+  }
+
+  // A deferred row's draw or list from its early range's set, which
+  // split_gather gathered with the boundary's, checked with exact integers
+  // as a third read's set is (draw_third, list_third). false where it does
+  // not hold the answer. The set's count is read past the caches
+  // (volatile): this team read the row's state, which holds it, before the
+  // other teams' pushes were done.
+  KOKKOS_INLINE_FUNCTION bool early_finish(member_type const& team, std::int64_t r,
+                                           Filters const& f, Decision const& d,
+                                           Scratch const& sc, MassMeasure const& mass,
+                                           TwoRangeMass const& exact) const {
+    SplitRow& sr = state(r);
+    typename Kernel::ThirdRead got;
+    const int n     = *static_cast<volatile int*>(&sr.early_counter);
+    got.n           = n <= sr.early_size ? n : -1;
+    got.exact.above = exact.above2;
+    got.exact.total = exact.total;
+    Kernel::bound_third(got, sr.map, sr.early, d.cut, sr.scan.max_key);
+    Scratch early = sc;
+    early.set     = early_set(r);
+    const typename Kernel::KeptSum kept = k.partial_kept(team, d, sc, mass);
+    if constexpr (M == Mode::sample) {
+      const weight_type target = mul_high_64(f.u, kept.mass) + 1;
+      int token                = -1;
+      if (!k.draw_third(team, d, early, mass, target, got, token)) return false;
+      k.put_token(team, r, token);
+    } else {
+      int listed = 0;
+      if (!(kept.count > std::uint32_t(k.io.list_size) &&
+            k.list_third(team, r, f, d, early, mass, kept, got, listed)))
+        return false;
+      k.list_tail(team, r, listed, kept.count);
+    }
+    return true;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredFinish,
@@ -777,11 +891,11 @@ struct SplitKernel {
     const RangeMass m =
         gather_range<Kernel::gather_unroll, false>(team, row_of(r) + b, seg_end(s) - b, map,
                                                    third, sc.set, Kernel::third_weigh, mass, b);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { masses(r)[s] = m; });
+    put_mass(team, r, s, m);
     if (!last_team(team, r, slot)) return;
 
     typename Kernel::ThirdRead got;
-    got.exact    = joined(team, masses(r));
+    got.exact    = joined_mass(team, r);
     const int n  = *sc.set.counter;
     got.n        = n <= sc.set.capacity() ? n : -1;
     Kernel::bound_third(got, sr.map, sr.third, sr.d.cut, sr.scan.max_key);
