@@ -33,5 +33,14 @@ tests)
   QRITA_TEST_UNDER_TOOL=1 timeout 200 compute-sanitizer --tool memcheck /tmp/qrita_tests --gtest_brief=1 --gtest_filter='*Cuda*:-*ServingSizes*' > $R/memcheck.log 2>&1; echo "memcheck rc=$? $(date -u +%T)" | tee -a $R/device_tests.txt
   tail -4 $R/memcheck.log
   ;;
+ncu)
+  (cd /tmp && xz -dc $HERE/bin/perfs.tar.xz | tar xf - && chmod +x perf_*)
+  for cell in randn/p0.7/V:128256/B:1/ randn/p0.7/V:128256/B:64/; do
+    for c in qrita qrita-sample qrita-cand64; do
+      timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum --launch-skip 40 --launch-count 60 --print-summary per-kernel /tmp/perf_${NCU_BUILD:-l1} --benchmark_filter="^$c/$cell" --benchmark_min_time=0.05 > $R/ncu_t_${c}_$(echo $cell | tr '/:' '__').txt 2>&1
+      echo "$c $cell rc=$? $(date -u +%T)" | tee -a $R/device_ncu.txt
+    done
+  done
+  ;;
 esac
 pack $1; rm -rf $R
