@@ -253,13 +253,6 @@ struct MaskKernel {
   // and list kernels: inlined, it pushed the unsplit 16-bit mask and the
   // split list kernels into a functor copy (see topp_range).
   static constexpr bool inline_topp = sizeof(T) == 4 && M != Mode::candidates;
-  // Whether the split path places the draw's target buckets before the cut
-  // (early_range). Off: on an H200 (2026-11-29, docs/PERFORMANCE.md,
-  // forty-second session) it took the sampler's big nuclei to 0.97x
-  // (B = 1) and 0.94x (B = 64) the time, but its code in split_scan made
-  // the other sampler cells 1.01x and 1.02x (up to 1.06x) as long. The
-  // list's early range, from counts, is on.
-  static constexpr bool early_draw = false;
 
   using value_type = T;
 
@@ -1475,47 +1468,57 @@ struct MaskKernel {
     return range.lo < 0 ? ListRange::fails : ListRange::read;
   }
 
-  // The buckets a deferred row's draw target or first C list entries lie
-  // in, placed before the cut, from the partial plan (the split path
-  // gathers them with the boundary's: SplitKernel::deferred_gather). The
-  // list's do not depend on the cut (list_buckets). The draw's target
-  // floor(u W / 2^64) + 1 does, through W: the kept set weighs at least
-  // the top-p target ceil(p * total) and less than it plus its last entry,
-  // which lies in the boundary's buckets (so weighs at most their upper
-  // bound, or the weight scale where they reach above t), the exact total
-  // within the plan's slack of its estimate; the range covers every such
-  // W. Empty (lo > hi) where there is none; what it gathers is checked
-  // with exact integers.
-  KOKKOS_INLINE_FUNCTION BucketRange early_range(member_type const& team, Filters const& f,
-                                                 BucketMap const& map, RowScan const& scan,
+  // The buckets a deferred row's first C list entries lie in, placed
+  // before the cut, from the partial plan (the split path gathers them
+  // with the boundary's: SplitKernel::deferred_gather). They do not depend
+  // on the cut (list_buckets). Empty (lo > hi) where there are none. (The
+  // draw's: draw_buckets, placed by split_gather.)
+  KOKKOS_INLINE_FUNCTION BucketRange early_range(member_type const& team, BucketMap const& map,
                                                  BucketPlan const& plan,
                                                  Scratch const& s) const {
     BucketRange range;  // empty
-    if (s.hist == nullptr || !plan.partial) return range;
-    if constexpr (M == Mode::sample) {
-      if constexpr (!early_draw) return range;
-      const double slack = 1e-5 * plan.total + 4.0 * double(prm.vocab) + 4.0;
-      const double share = double(f.u) * 0x1p-64;
-      const double scale = double(prm.weight_scale);
-      double last        = scale;
-      if (plan.range.hi < map.nb) {
-        const double w = exp_d((map.upper(plan.range.hi) - double(key_value(scan.max_key))) *
-                               double(f.inv_t)) *
-                         scale * (1.0 + 1e-4) + 1.0;
-        if (w < scale) last = w;  // (false for NaN)
-      }
-      const double lo = share * double(f.p) * (plan.total - slack) - slack;
-      const double hi = share * (double(f.p) * (plan.total + slack) + last) + slack;
-      // Out of line: a second inlined copy beside plan_buckets' would grow
-      // split_scan's deciding code (see topp_range).
-      return topp_range(team, s.hist, map, plan.head, lo, hi, key_value(scan.max_key),
-                        prm.weight_scale, f.inv_t, s.result);
-    } else {
-      if (io.list_size == 0) return range;
+    if constexpr (M == Mode::candidates) {
+      if (s.hist == nullptr || !plan.partial || io.list_size == 0) return range;
       range = list_buckets(team, map, plan.outliers, s);
       if (range.lo < 0) range = BucketRange{};
-      return range;
+    } else {
+      (void)team, (void)map, (void)plan, (void)s;
     }
+    return range;
+  }
+
+  // The buckets a deferred row's draw target lies in, placed before the
+  // cut from the partial plan and the merged histogram. The target
+  // floor(u W / 2^64) + 1 depends on the cut through W: the kept set
+  // weighs at least the top-p target ceil(p * total) and less than it plus
+  // its last entry, which lies in the boundary's buckets (so weighs at
+  // most their upper bound, or the weight scale where they reach above t),
+  // the exact total within the plan's slack of its estimate; the range
+  // covers every such W. Empty (lo > hi) where there is none; what it
+  // gathers is checked with exact integers (SplitKernel::early_finish).
+  // Static: called out of line without the functor (SplitKernel::draw_early).
+  KOKKOS_INLINE_FUNCTION static BucketRange draw_buckets(member_type const& team,
+                                                         const std::uint32_t* hist,
+                                                         BucketMap const& map,
+                                                         BucketPlan const& plan,
+                                                         Filters const& f, key_type max_key,
+                                                         float weight_scale, int vocab,
+                                                         int* slot) {
+    const double slack = 1e-5 * plan.total + 4.0 * double(vocab) + 4.0;
+    const double share = double(f.u) * 0x1p-64;
+    const double scale = double(weight_scale);
+    double last        = scale;
+    if (plan.range.hi < map.nb) {
+      const double w =
+          exp_d((map.upper(plan.range.hi) - double(key_value(max_key))) * double(f.inv_t)) *
+              scale * (1.0 + 1e-4) +
+          1.0;
+      if (w < scale) last = w;  // (false for NaN)
+    }
+    const double lo = share * double(f.p) * (plan.total - slack) - slack;
+    const double hi = share * (double(f.p) * (plan.total + slack) + last) + slack;
+    return topp_range_inline(team, hist, map, plan.head, lo, hi, key_value(max_key),
+                             weight_scale, f.inv_t, slot);
   }
 
   // The buckets from the top whose exact counts reach C (lo -1: none).

@@ -33,13 +33,14 @@
 //
 //   qrita::split_deferred_plan     one team per row, before split_gather:
 //                         the boundary's buckets planned from the merged
-//                         histogram (where the teams run in more than one
-//                         wave; otherwise each team of split_gather plans
-//                         them itself);
+//                         histogram, and the sampler's early range (the
+//                         draw's target buckets, SplitRow::early) (where
+//                         the teams run in more than one wave; otherwise
+//                         each team of split_gather plans them itself);
 //   qrita::split_gather   (Deferred) S teams per row: those buckets
 //                         gathered, and in the same read those of the
-//                         early range (SplitRow::early) where split_scan
-//                         placed one; the last team cuts the set, then
+//                         early range where one was placed (the list's by
+//                         split_scan); the last team cuts the set, then
 //                         draws or lists from the early range's set
 //                         (early_finish) or places the draw's target or
 //                         the list's first C entries in buckets for a
@@ -69,6 +70,10 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+
+#ifndef QRITA_DRAW_EARLY
+#define QRITA_DRAW_EARLY QRITA_NOINLINE
+#endif
 
 namespace qrita {
 namespace detail {
@@ -102,12 +107,14 @@ struct SplitRow {
   // they fit the candidate tiers.
   BucketPlan deferred_plan;
   bool planned;
-  // A deferred row's early range (MaskKernel::early_range: the buckets of
-  // the draw's target or of the list's first C entries, placed before the
-  // cut), which split_gather gathers with the boundary's into the list's
-  // last early_size places (empty, lo > hi, where it does not lie above
-  // the boundary's buckets or both do not fit the list), and how many
-  // entries that read offered it.
+  // A deferred row's early range (the buckets of the list's first C
+  // entries, MaskKernel::early_range, placed by split_scan; or of the
+  // draw's target, MaskKernel::draw_buckets, placed by
+  // split_deferred_plan, else by each split_gather team: deferred_early),
+  // which split_gather gathers with the boundary's into the list's last
+  // early_size places (empty, lo > hi, where it does not lie above the
+  // boundary's buckets or both do not fit the list), and how many entries
+  // that read offered it.
   BucketRange early;
   int early_size;
   int early_counter;
@@ -412,9 +419,8 @@ struct SplitKernel {
       }
       BucketRange early;
       int early_size = 0;
-      if constexpr (!mask) {
-        if (mode == SplitMode::deferred)
-          early = early_range(team, f, map, scan, plan, s, early_size);
+      if constexpr (M == Mode::candidates) {
+        if (mode == SplitMode::deferred) early = early_range(team, map, plan, s, early_size);
       }
       // As unsplit: whether the searched set went past on-chip capacity.
       st.tier = mode == SplitMode::from_set && d.set_size > k.prm.capacity;
@@ -446,20 +452,63 @@ struct SplitKernel {
     });
   }
 
-  // A deferred row's early range (MaskKernel::early_range) where it lies
-  // above the boundary's buckets and both fit the list, with its count
-  // (size); else empty.
-  KOKKOS_INLINE_FUNCTION BucketRange early_range(member_type const& team, Filters const& f,
-                                                 BucketMap const& map, RowScan const& scan,
+  // A deferred list row's early range (MaskKernel::early_range) where it
+  // fits (early_fits), with its count (size); else empty.
+  KOKKOS_INLINE_FUNCTION BucketRange early_range(member_type const& team, BucketMap const& map,
                                                  BucketPlan const& plan, Scratch const& s,
                                                  int& size) const {
-    const BucketRange e = k.early_range(team, f, map, scan, plan, s);
+    return early_fits(team, s.hist, map.nb, plan, k.early_range(team, map, plan, s),
+                      lay.list_capacity, size);
+  }
+
+  // An early range `e` where it lies above the boundary's buckets and both
+  // fit the list of `capacity` entries, with its count (size); else empty.
+  KOKKOS_INLINE_FUNCTION static BucketRange early_fits(member_type const& team,
+                                                       const std::uint32_t* hist, int nb,
+                                                       BucketPlan const& plan, BucketRange e,
+                                                       int capacity, int& size) {
     if (!(e.hi >= e.lo && e.lo > plan.range.hi)) return BucketRange{};
-    const std::uint32_t n1 = count_range(team, s.hist, map.nb, plan.outliers, plan.range).inside;
-    const std::uint32_t n2 = count_range(team, s.hist, map.nb, plan.outliers, e).inside;
-    if (n2 == 0 || n1 + n2 > std::uint32_t(lay.list_capacity)) return BucketRange{};
+    const std::uint32_t n1 = count_range(team, hist, nb, plan.outliers, plan.range).inside;
+    const std::uint32_t n2 = count_range(team, hist, nb, plan.outliers, e).inside;
+    if (n2 == 0 || n1 + n2 > std::uint32_t(capacity)) return BucketRange{};
     size = int(n2);
     return e;
+  }
+
+  // A deferred sampler row's early range: the draw's target buckets
+  // (MaskKernel::draw_buckets) where they fit (early_fits), planned where
+  // the boundary's are (split_deferred_plan, or each split_gather team).
+  // Out of line and static: the call copies no functor, and split_scan's
+  // deciding code, which every sampler call runs, is left as it was (there
+  // this range cost the other sampler cells 1-2%: docs/PERFORMANCE.md,
+  // forty-second session).
+  KOKKOS_FUNCTION QRITA_DRAW_EARLY static BucketRange draw_early(
+      member_type const& team, SplitRow const& sr, const std::uint32_t* hist,
+      BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot,
+      int& size) {
+    const BucketRange e = Kernel::draw_buckets(team, hist, sr.map, plan, sr.f, sr.scan.max_key,
+                                               weight_scale, vocab, slot);
+    return early_fits(team, hist, sr.map.nb, plan, e, capacity, size);
+  }
+
+  // A deferred row's early range and its count, for split_gather's team:
+  // the list's from split_scan, the draw's from split_deferred_plan or
+  // placed here.
+  KOKKOS_INLINE_FUNCTION BucketRange deferred_early(member_type const& team, SplitRow const& sr,
+                                                    Scratch const& sc, BucketPlan const& plan,
+                                                    bool planned, int& size) const {
+    size = sr.early_size;
+    if constexpr (M == Mode::sample) {
+      if (!lay.plan_apart) {
+        size = 0;
+        if (!planned || !plan.partial) return BucketRange{};
+        return draw_early(team, sr, sc.hist, plan, k.prm.weight_scale, k.prm.vocab,
+                          lay.list_capacity, sc.result, size);
+      }
+    } else {
+      (void)team, (void)sc, (void)plan, (void)planned;
+    }
+    return sr.early;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(SplitGather, member_type const& team) const {
@@ -608,12 +657,12 @@ struct SplitKernel {
   // search). split_deferred_finish (fused: split_gather) also clears the
   // rows.
 
-  // The early range's set: the list's last early_size places.
-  KOKKOS_INLINE_FUNCTION Candidates early_set(std::int64_t r) const {
+  // The early range's set: the list's last `size` places.
+  KOKKOS_INLINE_FUNCTION Candidates early_set(std::int64_t r, int size) const {
     SplitRow& sr         = state(r);
     const Candidates all = list(r);
-    const int at         = all.cap0 - sr.early_size;
-    return Candidates{all.vals0 + at, all.cols0 + at, sr.early_size, nullptr, nullptr, 0,
+    const int at         = all.cap0 - size;
+    return Candidates{all.vals0 + at, all.cols0 + at, size, nullptr, nullptr, 0,
                       &sr.early_counter};
   }
 
@@ -650,10 +699,21 @@ struct SplitKernel {
     const Scratch sc = row_scratch(r, slot.data() + 1);
     BucketPlan plan;
     const bool planned = plan_deferred(team, sr, sc, plan);
+    BucketRange early;
+    int early_size = 0;
+    if constexpr (M == Mode::sample) {
+      if (planned && plan.partial)
+        early = draw_early(team, sr, sc.hist, plan, k.prm.weight_scale, k.prm.vocab,
+                           lay.list_capacity, sc.result, early_size);
+    }
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       sr.deferred_plan = plan;
       sr.planned       = planned;
+      if constexpr (M == Mode::sample) {
+        sr.early      = early;
+        sr.early_size = early_size;
+      }
     });
   }
 
@@ -676,19 +736,20 @@ struct SplitKernel {
     }
     TwoRangeMass m;
     TwoRangeMass::init(m);
+    int early_size          = 0;
+    const BucketRange early = deferred_early(team, sr, sc, plan, planned, early_size);
     if (planned) {
       const BucketMap map     = sr.map;
-      const BucketRange early = sr.early;
       const int b             = seg_begin(s);
       const MassMeasure mass  = k.mass_of(sr.scan, f);
       if (early.hi >= early.lo) {
         // The boundary's buckets into the list's first places, the early
         // range's into its last early_size.
         Candidates cut_set = sc.set;
-        cut_set.cap0 -= sr.early_size;
+        cut_set.cap0 -= early_size;
         m = gather_two_ranges<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b,
                                                      map, plan.range, cut_set, early,
-                                                     early_set(r), mass, b);
+                                                     early_set(r, early_size), mass, b);
       } else {
         const RangeMass one = gather_range<Kernel::gather_unroll, false>(
             team, row_of(r) + b, seg_end(s) - b, map, plan.range, sc.set, Weigh::all, mass,
@@ -705,16 +766,17 @@ struct SplitKernel {
       // functor (2.5 KB) into every thread's local memory at the kernel's
       // entry, row or no row (see MaskKernel::finish_deferred_out_of_line).
       const SplitKernel copy(*this);
-      copy.deferred_end_out_of_line(team, r, s, last, plan, planned, sc, slot.data());
+      copy.deferred_end_out_of_line(team, r, s, last, plan, planned, early, early_size, sc,
+                                    slot.data());
     } else {
-      deferred_end(team, r, s, last, plan, planned, sc, slot.data());
+      deferred_end(team, r, s, last, plan, planned, early, early_size, sc, slot.data());
     }
   }
 
   KOKKOS_FUNCTION QRITA_NOINLINE void deferred_end_out_of_line(
       member_type const& team, std::int64_t r, int s, bool last, BucketPlan const& plan,
-      bool planned, Scratch const& sc, int* slot) const {
-    deferred_end(team, r, s, last, plan, planned, sc, slot);
+      bool planned, BucketRange early, int early_size, Scratch const& sc, int* slot) const {
+    deferred_end(team, r, s, last, plan, planned, early, early_size, sc, slot);
   }
 
   // A deferred row's teams after their gathering: the last cuts the set
@@ -727,8 +789,9 @@ struct SplitKernel {
   // kernels on the device, teams starting in order: docs/DESIGN.md).
   KOKKOS_INLINE_FUNCTION void deferred_end(member_type const& team, std::int64_t r, int s,
                                            bool last, BucketPlan const& plan, bool planned,
+                                           BucketRange early, int early_size,
                                            Scratch const& sc, int* slot) const {
-    if (last) deferred_cut(team, r, plan, planned, sc);
+    if (last) deferred_cut(team, r, plan, planned, early, early_size, sc);
     if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
       if (!lay.fused_finish) return;
       if (await_cut(team, r, slot) == SplitMode::third) {
@@ -767,6 +830,7 @@ struct SplitKernel {
   // finished here where those do not fit.
   KOKKOS_INLINE_FUNCTION void deferred_cut(member_type const& team, std::int64_t r,
                                            BucketPlan const& plan, bool planned,
+                                           BucketRange early, int early_size,
                                            Scratch const& sc) const {
     SplitRow& sr   = state(r);
     const T* row   = row_of(r);
@@ -789,8 +853,8 @@ struct SplitKernel {
       typename Kernel::KeptSum kept{0, 0};
       // The draw or the list from the early range's set, where it holds
       // the answer; else as before, from buckets placed now.
-      const bool done = d.partial && sr.early.hi >= sr.early.lo &&
-                        early_finish(team, r, f, d, sc, mass, both);
+      const bool done = d.partial && early.hi >= early.lo &&
+                        early_finish(team, r, f, d, sc, early, early_size, mass, both);
       if (d.partial && !done) {
         if constexpr (M == Mode::sample) {
           range = k.draw_range(team, f, sr.scan, sr.map, d, sc, mass, target);
@@ -835,17 +899,18 @@ struct SplitKernel {
   // other teams' pushes were done.
   KOKKOS_INLINE_FUNCTION bool early_finish(member_type const& team, std::int64_t r,
                                            Filters const& f, Decision const& d,
-                                           Scratch const& sc, MassMeasure const& mass,
+                                           Scratch const& sc, BucketRange range, int size,
+                                           MassMeasure const& mass,
                                            TwoRangeMass const& exact) const {
     SplitRow& sr = state(r);
     typename Kernel::ThirdRead got;
     const int n     = *static_cast<volatile int*>(&sr.early_counter);
-    got.n           = n <= sr.early_size ? n : -1;
+    got.n           = n <= size ? n : -1;
     got.exact.above = exact.above2;
     got.exact.total = exact.total;
-    Kernel::bound_third(got, sr.map, sr.early, d.cut, sr.scan.max_key);
+    Kernel::bound_third(got, sr.map, range, d.cut, sr.scan.max_key);
     Scratch early = sc;
-    early.set     = early_set(r);
+    early.set     = early_set(r, size);
     const typename Kernel::KeptSum kept = k.partial_kept(team, d, sc, mass);
     if constexpr (M == Mode::sample) {
       const weight_type target = mul_high_64(f.u, kept.mass) + 1;
