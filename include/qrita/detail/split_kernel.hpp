@@ -71,10 +71,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#ifndef QRITA_DRAW_EARLY
-#define QRITA_DRAW_EARLY QRITA_NOINLINE
-#endif
-
 namespace qrita {
 namespace detail {
 
@@ -482,7 +478,7 @@ struct SplitKernel {
   // deciding code, which every sampler call runs, is left as it was (there
   // this range cost the other sampler cells 1-2%: docs/PERFORMANCE.md,
   // forty-second session).
-  KOKKOS_FUNCTION QRITA_DRAW_EARLY static BucketRange draw_early(
+  KOKKOS_FUNCTION QRITA_NOINLINE static BucketRange draw_early(
       member_type const& team, SplitRow const& sr, const std::uint32_t* hist,
       BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot,
       int& size) {
