@@ -474,11 +474,32 @@ struct SplitKernel {
   // A deferred sampler row's early range: the draw's target buckets
   // (MaskKernel::draw_buckets) where they fit (early_fits), planned where
   // the boundary's are (split_deferred_plan, or each split_gather team).
-  // Out of line and static: the call copies no functor, and split_scan's
-  // deciding code, which every sampler call runs, is left as it was (there
-  // this range cost the other sampler cells 1-2%: docs/PERFORMANCE.md,
-  // forty-second session).
-  KOKKOS_FUNCTION QRITA_NOINLINE static BucketRange draw_early(
+  // On CUDA out of line and static (Policy::deferred_out_of_line): the
+  // call copies no functor, and split_scan's deciding code, which every
+  // sampler call runs, is left as it was (there this range cost the other
+  // sampler cells 1-2%: docs/PERFORMANCE.md, forty-second session).
+  // Elsewhere inlined: hipcc 5.2 for gfx908 fails on the out-of-line
+  // function ("unhandled SGPR spill to memory"), as on the others.
+  KOKKOS_INLINE_FUNCTION static BucketRange draw_early(member_type const& team,
+                                                       SplitRow const& sr,
+                                                       const std::uint32_t* hist,
+                                                       BucketPlan const& plan,
+                                                       float weight_scale, int vocab,
+                                                       int capacity, int* slot, int& size) {
+    if constexpr (Policy<ExecutionSpace>::deferred_out_of_line) {
+      return draw_early_out_of_line(team, sr, hist, plan, weight_scale, vocab, capacity, slot,
+                                    size);
+    } else {
+      return draw_early_here(team, sr, hist, plan, weight_scale, vocab, capacity, slot, size);
+    }
+  }
+  KOKKOS_FUNCTION QRITA_NOINLINE static BucketRange draw_early_out_of_line(
+      member_type const& team, SplitRow const& sr, const std::uint32_t* hist,
+      BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot,
+      int& size) {
+    return draw_early_here(team, sr, hist, plan, weight_scale, vocab, capacity, slot, size);
+  }
+  KOKKOS_INLINE_FUNCTION static BucketRange draw_early_here(
       member_type const& team, SplitRow const& sr, const std::uint32_t* hist,
       BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot,
       int& size) {
