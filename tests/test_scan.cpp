@@ -21,6 +21,7 @@
 #include <qrita/detail/mask_kernel.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 
@@ -252,6 +253,69 @@ TYPED_TEST(Scan, GatheringReadKeepsItsContract) {
   check_type<TypeParam, float>();
   check_type<TypeParam, qrita::bfloat16>();
   check_type<TypeParam, qrita::float16>();
+}
+
+// The bounds a top-p plan sums over the buckets (topp_range): every entry
+// the map puts in bucket b lies within BucketEdges' value bounds of b, and
+// its fixed-point weight within WeightBounds' integer bounds of b. Too
+// narrow a bound can make a plan miss the boundary's bucket; the whole-call
+// tests would see that only as a slower path. Maps narrow and wide, around
+// zero and far from it, flat (no width), 2 to 2048 buckets; entries drawn
+// at random and on every bucket's float edges with their neighbours;
+// temperatures from 0.05 to 20, scales 2^20 to 2^50. (A planted slip, the
+// bucket width 0.1% short, fails it.)
+TEST(BucketBounds, HoldEveryEntryOfTheirBucket) {
+  struct MapCase {
+    float lo, t;
+    int nb;
+  };
+  const MapCase maps[] = {{-3.0f, 2.5f, 2048}, {0.1f, 0.12f, 2048}, {-50.0f, 30.0f, 2048},
+                          {-1e-3f, 1e-3f, 2048}, {1000.0f, 1001.0f, 2048}, {-3.0f, 2.5f, 64},
+                          {-3.0f, 2.5f, 3},      {-3.0f, 2.5f, 2},      {1.5f, 1.5f, 2048}};
+  const float inv_ts[] = {1.0f, 1.0f / 0.7f, 1.0f / 1.5f, 20.0f, 0.05f};
+  const float scales[] = {0x1p20f, 0x1p40f, 0x1p50f};
+  std::mt19937_64 rng(20261129);
+  long checked = 0, weighed = 0;
+  for (MapCase const& mc : maps) {
+    const BucketMap map     = BucketMap::make(mc.lo, mc.t, mc.nb);
+    const BucketEdges edges = BucketEdges::of(map);
+    std::vector<float> zs;
+    const float span = mc.t - mc.lo > 0 ? mc.t - mc.lo : 1.0f;
+    std::uniform_real_distribution<float> any(mc.lo - 0.1f * span, mc.t);
+    for (int i = 0; i < 4000; ++i) zs.push_back(any(rng));
+    for (int b = 0; b < mc.nb && map.inv_w > 0; ++b) {
+      const float e = mc.lo + float(b) / map.inv_w;
+      zs.push_back(e);
+      zs.push_back(std::nextafter(e, -inf));
+      zs.push_back(std::nextafter(e, inf));
+    }
+    zs.push_back(mc.lo);
+    zs.push_back(mc.t);
+    for (float const max : {mc.t, mc.t + 0.5f, mc.t + 10.0f}) {
+      for (float const inv_t : inv_ts) {
+        for (float const scale : scales) {
+          const WeightBounds wb = WeightBounds::of(map, max, scale, inv_t);
+          for (float const z : zs) {
+            const int b = map.index(z);
+            if (b >= map.nb) continue;  // above t: the outliers, weighed exactly
+            ASSERT_LE(z, edges.upper(b)) << "z " << z << " bucket " << b << " of " << map.nb;
+            if (b >= 1) {
+              ASSERT_GE(z, edges.lower(b)) << "z " << z << " bucket " << b << " of " << map.nb;
+            }
+            const weight_type w = fixed_weight(z, max, scale, inv_t);
+            ASSERT_LE(wb.lower(b, 1), w) << "z " << z << " bucket " << b << " 1/T " << inv_t;
+            ASSERT_GE(wb.upper(b, 1), w) << "z " << z << " bucket " << b << " 1/T " << inv_t;
+            ASSERT_LE(wb.lower(b, 3), 3 * w);
+            ASSERT_GE(wb.upper(b, 3), 3 * w);
+            ++checked;
+            weighed += w > 0;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100000);
+  EXPECT_GT(weighed, checked / 4);  // not only zero weights
 }
 
 }  // namespace

@@ -155,13 +155,60 @@ KOKKOS_INLINE_FUNCTION bool range_fits(Member const& team, const std::uint32_t* 
   return c.inside > 0 && c.inside <= std::uint32_t(capacity);
 }
 
+// Integer bounds on the fixed-point weight (fixed_weight) of the c entries
+// of bucket b, at most c x the scale (the most they weigh), from the
+// bucket's value bounds (BucketEdges), the row maximum, the scale and the
+// inverse temperature.
+//
+// exp in float, of the bound's exponent rounded to float, with a relative
+// slack: the weights' own exp_f is of a float exponent too, and every
+// exponent that gives a weight lies above -128, where the two roundings
+// and the two exps differ by far less than the slack. With the edges taken
+// once (BucketEdges), a bucket's two bounds took about 120 instructions on
+// sm_90 against about 280 with exp and a division in double per bound
+// (docs/PERFORMANCE.md, forty-fifth session).
+struct WeightBounds {
+  static constexpr double rel = 1e-4;  // the relative slack
+  BucketEdges edges;
+  double M = 0, I = 0, S = 0, up = 0, down = 0;
+  weight_type full = 0;
+
+  KOKKOS_INLINE_FUNCTION static WeightBounds of(BucketMap const& map, float max, float scale,
+                                                float inv_t) {
+    WeightBounds w;
+    w.edges = BucketEdges::of(map);
+    w.M     = double(max);
+    w.I     = double(inv_t);
+    w.S     = double(scale);
+    w.up    = w.S * (1.0 + rel);
+    w.down  = w.S * (1.0 - rel);
+    w.full  = weight_type(w.S);
+    return w;
+  }
+  KOKKOS_INLINE_FUNCTION double grow(double edge) const {
+    return double(exp_f(float((edge - M) * I)));
+  }
+  KOKKOS_INLINE_FUNCTION weight_type upper(int b, std::uint32_t c) const {
+    if (c == 0) return 0;
+    const weight_type w    = weight_ceil(double(c) * grow(edges.upper(b)) * up);
+    const weight_type most = weight_type(c) * full;
+    return w < most ? w : most;
+  }
+  KOKKOS_INLINE_FUNCTION weight_type lower(int b, std::uint32_t c) const {
+    if (c == 0) return 0;
+    const double w = grow(edges.lower(b)) * down - 1.0;
+    if (!(w > 0.0)) return 0;
+    const weight_type l = static_cast<weight_type>(w < S ? w : S);
+    return weight_type(c) * l;
+  }
+};
+
 // Top-p: the buckets that may hold the boundary, given the exact mass of
 // the outliers above t (head_mass), bounds on the exact target
 // ceil(p * total), the row maximum and the weight scale. A bucket's bounds
-// are integers (upper rounded up, lower down) and at most count x 2^F, the
-// most its entries weigh: the sums stay exact and below 2^62.
+// (WeightBounds) are integers: the sums stay exact and below 2^62.
 //
-// Two scans, each with two loops of exp: inlined where the caller has room
+// Two scans, each with a loop of bounds: inlined where the caller has room
 // (MaskKernel::inline_topp), else called out of line (topp_range below).
 template <class Member>
 KOKKOS_INLINE_FUNCTION BucketRange topp_range_inline(Member const& team,
@@ -170,27 +217,9 @@ KOKKOS_INLINE_FUNCTION BucketRange topp_range_inline(Member const& team,
                                                      double head_mass, double target_lo,
                                                      double target_hi, float max,
                                                      float scale, float inv_t, int* slot) {
-  const double M = double(max);
-  const double S = double(scale);
-  const double I = double(inv_t);
-  // Relative slack for exp in float and the rounding of z - max.
-  constexpr double rel = 1e-4;
-  const auto most = [&](std::uint32_t c) { return weight_type(c) * weight_type(S); };
-  const auto upper = [&](int b) {
-    const std::uint32_t c = hist[b];
-    if (c == 0) return weight_type(0);
-    const weight_type w =
-        weight_ceil(double(c) * exp_d((map.upper(b) - M) * I) * S * (1.0 + rel));
-    return w < most(c) ? w : most(c);
-  };
-  const auto lower = [&](int b) {
-    const std::uint32_t c = hist[b];
-    if (c == 0) return weight_type(0);
-    const double w = exp_d((map.lower(b) - M) * I) * S * (1.0 - rel) - 1.0;
-    if (!(w > 0.0)) return weight_type(0);
-    const weight_type l = static_cast<weight_type>(w < S ? w : S);
-    return weight_type(c) * l;
-  };
+  const WeightBounds bounds = WeightBounds::of(map, max, scale, inv_t);
+  const auto upper = [&](int b) { return bounds.upper(b, hist[b]); };
+  const auto lower = [&](int b) { return bounds.lower(b, hist[b]); };
   const weight_type head = weight_ceil(head_mass);
   BucketRange r;
   // Above hi even the upper bounds fall short of the smallest target; at or

@@ -80,24 +80,58 @@ struct BucketMap {
     return 1 + int(f);
   }
 
-  // Value bounds of bucket b (1 <= b < nb), widened by float rounding.
-  KOKKOS_INLINE_FUNCTION double lower(int b) const {
-    if (b <= 0) return -1e300;
-    if (inv_w == 0.0f) return double(lo) - slack();
-    return double(lo) + (double(b - 1) - 0.01) / double(inv_w) - slack();
-  }
-  KOKKOS_INLINE_FUNCTION double upper(int b) const {
-    if (b <= 0) return double(lo) + slack();
-    if (inv_w == 0.0f || b >= nb - 1) return double(t);
-    const double u = double(lo) + (double(b) + 0.01) / double(inv_w) + slack();
-    return u < double(t) ? u : double(t);
-  }
+  // Value bounds of bucket b (1 <= b < nb), widened by float rounding
+  // (BucketEdges, below).
+  KOKKOS_INLINE_FUNCTION double lower(int b) const;
+  KOKKOS_INLINE_FUNCTION double upper(int b) const;
   KOKKOS_INLINE_FUNCTION double slack() const {
     const double a = double(lo) < 0 ? -double(lo) : double(lo);
     const double b = double(t) < 0 ? -double(t) : double(t);
     return 1e-5 * (a + b + 1e-30);
   }
 };
+
+// The value bounds of a map's buckets, with the bucket width and the
+// slack taken once: a plan that bounds all 2048 buckets (topp_range) then
+// pays a multiply-add per bound instead of a division in double and the
+// slack. Bucket b (1 <= b < nb - 1) holds z with lo + (b - 1) w <= z <
+// lo + b w up to float rounding (w = 1 / inv_w); the bounds reach a
+// hundredth of a bucket and the slack past that, far more than the
+// rounding of z - lo, of inv_w and of the reciprocal here.
+struct BucketEdges {
+  double lo    = 0;
+  double t     = 0;
+  double width = 0;  // 1 / inv_w; 0 when inv_w is
+  double slack = 0;
+  int nb       = 1;
+
+  KOKKOS_INLINE_FUNCTION static BucketEdges of(BucketMap const& m) {
+    BucketEdges e;
+    e.lo    = double(m.lo);
+    e.t     = double(m.t);
+    e.width = m.inv_w == 0.0f ? 0.0 : 1.0 / double(m.inv_w);
+    e.slack = m.slack();
+    e.nb    = m.nb;
+    return e;
+  }
+  KOKKOS_INLINE_FUNCTION double lower(int b) const {
+    if (b <= 0) return -1e300;
+    return lo + (double(b - 1) - 0.01) * width - slack;  // width 0: lo - slack
+  }
+  KOKKOS_INLINE_FUNCTION double upper(int b) const {
+    if (b <= 0) return lo + slack;
+    if (width == 0.0 || b >= nb - 1) return t;
+    const double u = lo + (double(b) + 0.01) * width + slack;
+    return u < t ? u : t;
+  }
+};
+
+KOKKOS_INLINE_FUNCTION double BucketMap::lower(int b) const {
+  return BucketEdges::of(*this).lower(b);
+}
+KOKKOS_INLINE_FUNCTION double BucketMap::upper(int b) const {
+  return BucketEdges::of(*this).upper(b);
+}
 
 // Counts in team scratch (only: see scratch_atomic_add). A thread adds runs of equal buckets with one
 // atomic: rows with long runs of one value (flat rows, bf16 ties, masked

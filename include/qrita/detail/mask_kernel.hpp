@@ -163,6 +163,7 @@ struct BucketPlan {
   BucketRange range;
   std::uint32_t above = 0;
   bool partial = false;        // see Decision::partial
+  std::uint32_t inside = 0;    // entries in range (where above is set)
   std::uint32_t outliers = 0;  // (for a partial decision: the first
   double head  = 0;            // read's outliers and HeadMass, which the
   double total = 0;            // split path's deferred launch plans from)
@@ -906,8 +907,9 @@ struct MaskKernel {
       counts   = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
     }
     if (counts.inside > cap || counts.inside == 0) return false;
-    plan.range = range;
-    plan.above = counts.above;
+    plan.range  = range;
+    plan.above  = counts.above;
+    plan.inside = counts.inside;
     return true;
   }
 
@@ -920,7 +922,8 @@ struct MaskKernel {
     if (s.hist == nullptr) return false;
     const RangeCounts counts = count_range(team, s.hist, map.nb, plan.outliers, plan.range);
     if (counts.inside > std::uint32_t(s.set.capacity()) || counts.inside == 0) return false;
-    plan.above = counts.above;
+    plan.above  = counts.above;
+    plan.inside = counts.inside;
     return true;
   }
 

@@ -459,14 +459,18 @@ struct SplitKernel {
 
   // An early range `e` where it lies above the boundary's buckets and both
   // fit the list of `capacity` entries, with its count (size); else empty.
+  // n1: the boundary's buckets' count (plan.range's), counted here unless
+  // the caller has it.
   KOKKOS_INLINE_FUNCTION static BucketRange early_fits(member_type const& team,
                                                        const std::uint32_t* hist, int nb,
                                                        BucketPlan const& plan, BucketRange e,
-                                                       int capacity, int& size) {
+                                                       int capacity, int& size,
+                                                       std::uint32_t const* n1 = nullptr) {
     if (!(e.hi >= e.lo && e.lo > plan.range.hi)) return BucketRange{};
-    const std::uint32_t n1 = count_range(team, hist, nb, plan.outliers, plan.range).inside;
+    const std::uint32_t n_boundary =
+        n1 != nullptr ? *n1 : count_range(team, hist, nb, plan.outliers, plan.range).inside;
     const std::uint32_t n2 = count_range(team, hist, nb, plan.outliers, e).inside;
-    if (n2 == 0 || n1 + n2 > std::uint32_t(capacity)) return BucketRange{};
+    if (n2 == 0 || n_boundary + n2 > std::uint32_t(capacity)) return BucketRange{};
     size = int(n2);
     return e;
   }
@@ -505,7 +509,20 @@ struct SplitKernel {
       int& size) {
     const BucketRange e = Kernel::draw_buckets(team, hist, sr.map, plan, sr.f, sr.scan.max_key,
                                                weight_scale, vocab, slot);
-    return early_fits(team, hist, sr.map.nb, plan, e, capacity, size);
+    // The plan is plan_partial's, which counted its buckets (plan.inside).
+    return early_fits(team, hist, sr.map.nb, plan, e, capacity, size, &plan.inside);
+  }
+
+  // draw_early where the boundary's buckets were planned and the plan is
+  // partial (size: its count); else empty (size 0).
+  KOKKOS_INLINE_FUNCTION BucketRange planned_draw_early(member_type const& team,
+                                                        SplitRow const& sr, Scratch const& sc,
+                                                        BucketPlan const& plan, bool planned,
+                                                        int& size) const {
+    size = 0;
+    if (!planned || !plan.partial) return BucketRange{};
+    return draw_early(team, sr, sc.hist, plan, k.prm.weight_scale, k.prm.vocab,
+                      lay.list_capacity, sc.result, size);
   }
 
   // A deferred row's early range and its count, for split_gather's team:
@@ -516,12 +533,7 @@ struct SplitKernel {
                                                     bool planned, int& size) const {
     size = sr.early_size;
     if constexpr (M == Mode::sample) {
-      if (!lay.plan_apart) {
-        size = 0;
-        if (!planned || !plan.partial) return BucketRange{};
-        return draw_early(team, sr, sc.hist, plan, k.prm.weight_scale, k.prm.vocab,
-                          lay.list_capacity, sc.result, size);
-      }
+      if (!lay.plan_apart) return planned_draw_early(team, sr, sc, plan, planned, size);
     } else {
       (void)team, (void)sc, (void)plan, (void)planned;
     }
@@ -718,11 +730,8 @@ struct SplitKernel {
     const bool planned = plan_deferred(team, sr, sc, plan);
     BucketRange early;
     int early_size = 0;
-    if constexpr (M == Mode::sample) {
-      if (planned && plan.partial)
-        early = draw_early(team, sr, sc.hist, plan, k.prm.weight_scale, k.prm.vocab,
-                           lay.list_capacity, sc.result, early_size);
-    }
+    if constexpr (M == Mode::sample)
+      early = planned_draw_early(team, sr, sc, plan, planned, early_size);
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       sr.deferred_plan = plan;
