@@ -1512,11 +1512,12 @@ struct MaskKernel {
     const double scale = double(weight_scale);
     double last        = scale;
     if (plan.range.hi < map.nb) {
-      const double w =
-          exp_d((map.upper(plan.range.hi) - double(key_value(max_key))) * double(f.inv_t)) *
-              scale * (1.0 + 1e-4) +
-          1.0;
-      if (w < scale) last = w;  // (false for NaN)
+      // One entry's upper bound in the boundary's top bucket (WeightBounds,
+      // capped at the scale); 0 where it underflows or is NaN, and then
+      // the scale, which only widens the range.
+      const weight_type w = WeightBounds::of(map, key_value(max_key), weight_scale, f.inv_t)
+                                .upper(plan.range.hi, 1);
+      if (w > 0) last = double(w);
     }
     const double lo = share * double(f.p) * (plan.total - slack) - slack;
     const double hi = share * (double(f.p) * (plan.total + slack) + last) + slack;
@@ -1652,22 +1653,31 @@ struct MaskKernel {
     const int bound = known_m >= 0 && cut.keep >= cut.group
                           ? INT_MAX
                           : tie_column_bound(team, s.set, n, cut.key, cut.keep, prm.vocab);
-    const Candidates& set = s.set;
-    const auto listed = [&](key_type key, int column) {
-      return key > cut.key || (key == cut.key && column <= bound);
-    };
     int m = known_m;
     if (m < 0) {
       std::uint32_t above = 0;
       team_reduce(
           team, n,
           [&](int i, std::uint32_t& acc) {
-            if (order_key(set.value(i)) > cut.key) acc += 1;
+            if (order_key(s.set.value(i)) > cut.key) acc += 1;
           },
           Kokkos::Sum<std::uint32_t>(above));
       m = int(above + cut.keep);
     }
+    return list_placed(team, r, s, n, cut, bound, m, mass, kept, f);
+  }
 
+  // list_entries once the group's bound (the highest listed column of the
+  // cut's key) and m, the listed entries' count, are known (a split
+  // list's helper team finds them: SplitKernel::help_cut).
+  KOKKOS_INLINE_FUNCTION int list_placed(member_type const& team, std::int64_t r,
+                                         Scratch const& s, int n, Boundary const& cut,
+                                         int bound, int m, MassMeasure const& mass,
+                                         KeptSum const& kept, Filters const& f) const {
+    const Candidates& set = s.set;
+    const auto listed = [&](key_type key, int column) {
+      return key > cut.key || (key == cut.key && column <= bound);
+    };
     const double W        = double(kept.mass);
     const double log_norm = log_d(W / double(prm.weight_scale));
     const bool inf_max    = !is_finite_value(mass.ref);

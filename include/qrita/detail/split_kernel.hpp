@@ -54,7 +54,13 @@
 //                         launch: split_gather's teams of a deferred row
 //                         wait for its cut and do this work there
 //                         (SplitKernel::deferred_end), and split_gather
-//                         clears the other rows.
+//                         clears the other rows. There, too, one or two
+//                         of the waiting teams search the early range's
+//                         set while the last team cuts (help_cut: the
+//                         draw's boundaries at the least and greatest
+//                         target the cut allows, or the list's C-th
+//                         entry), so the last team's chain holds the cut
+//                         and at most a short search after it.
 //
 // "Last team": each team publishes its partial results, fences, and takes a
 // ticket from the row's arrival counter; the team holding ticket S - 1 sees
@@ -82,7 +88,22 @@ enum class SplitMode : std::int8_t {
   row,       // masked read + write of each segment, tie bound known
   deferred,  // the sampler's or the list's kept set passes the tiers:
              // split_gather (Deferred) cuts it on the boundary's buckets
-  third      // and split_deferred_finish reads the draw's or list's buckets
+  third,     // and split_deferred_finish reads the draw's or list's buckets
+  cutting    // a fused split_gather's last team cuts the set, its helpers
+             // search the early range's set (SplitKernel::help_cut)
+};
+
+// What a deferred row's helper teams found in its early range's set while
+// the last team cut (SplitKernel::help_cut), slot h for helper h. The
+// sampler's two: the draw's boundary at the least and the greatest target
+// the kept weight allows; the list's one: the boundary of its first C
+// entries and the cut key's highest listed column.
+struct EarlyHelp {
+  Boundary b[2];
+  weight_type target[2];  // the searches' targets, within the set
+  int n[2];               // the set's size as the helper read it
+  int ok[2];              // whether the search ran (the set held its target)
+  int bound;              // the list's
 };
 
 // Everything a row carries from one launch to the next (workspace memory).
@@ -117,6 +138,11 @@ struct SplitRow {
   weight_type target;
   weight_type kept_mass;
   std::uint32_t kept_count;
+  // The fused split_gather's helpers (SplitMode::cutting): the last
+  // team's segment, the helpers done, and what they found.
+  int help_from;
+  int help_done;
+  EarlyHelp help;
 };
 
 // Where the split rows' state lies in the workspace; offsets in bytes.
@@ -817,10 +843,15 @@ struct SplitKernel {
                                            bool last, BucketPlan const& plan, bool planned,
                                            BucketRange early, int early_size,
                                            Scratch const& sc, int* slot) const {
-    if (last) deferred_cut(team, r, plan, planned, early, early_size, sc);
+    if (last) deferred_cut(team, r, s, plan, planned, early, early_size, sc);
     if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
       if (!lay.fused_finish) return;
-      if (await_cut(team, r, slot) == SplitMode::third) {
+      SplitMode now = await_cut(team, r, slot, SplitMode::deferred);
+      if (now == SplitMode::cutting) {
+        help_cut(team, r, s, plan, early, early_size);
+        now = await_cut(team, r, slot, SplitMode::cutting);
+      }
+      if (now == SplitMode::third) {
         third_read(team, r, s, slot);
       } else if (last) {
         team.team_barrier();
@@ -831,16 +862,18 @@ struct SplitKernel {
     }
   }
 
-  // The row's mode once its last team has cut the set (none or third),
-  // for every thread of the team. One thread polls the row's state in
-  // global memory, past the caches (volatile), then fences: what the last
-  // team wrote before the mode (deferred_cut fences there) is then seen.
+  // The row's mode once it is no longer `from` (deferred: the last team
+  // has begun the cut, cutting; cutting: it has cut the set, none or
+  // third), for every thread of the team. One thread polls the row's state
+  // in global memory, past the caches (volatile), then fences: what the
+  // last team wrote before the mode (deferred_cut fences there) is then
+  // seen.
   KOKKOS_INLINE_FUNCTION SplitMode await_cut(member_type const& team, std::int64_t r,
-                                             int* slot) const {
+                                             int* slot, SplitMode from) const {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       volatile SplitMode* mode = &state(r).mode;
       SplitMode now            = *mode;
-      while (now == SplitMode::deferred) now = *mode;
+      while (now == from) now = *mode;
       Kokkos::memory_fence();
       *slot = int(now);
     });
@@ -854,7 +887,7 @@ struct SplitKernel {
   // (or the whole-row search), then the buckets of the draw's target or of
   // the list's first C entries for split_deferred_finish, or the row
   // finished here where those do not fit.
-  KOKKOS_INLINE_FUNCTION void deferred_cut(member_type const& team, std::int64_t r,
+  KOKKOS_INLINE_FUNCTION void deferred_cut(member_type const& team, std::int64_t r, int s,
                                            BucketPlan const& plan, bool planned,
                                            BucketRange early, int early_size,
                                            Scratch const& sc) const {
@@ -864,6 +897,14 @@ struct SplitKernel {
     RowStats st    = sr.st;
     SplitMode mode = SplitMode::none;
     Decision d;
+    const bool help = helped(f, plan, planned, early);
+    if (help)
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        sr.help_from = s;
+        sr.help_done = 0;
+        Kokkos::memory_fence();
+        sr.mode = SplitMode::cutting;
+      });
     if (!planned) {
       // As the second kernel: the whole-row search.
       d = k.decide_whole_row(team, row, f, sr.scan, st);
@@ -880,7 +921,7 @@ struct SplitKernel {
       // The draw or the list from the early range's set, where it holds
       // the answer; else as before, from buckets placed now.
       const bool done = d.partial && early.hi >= early.lo &&
-                        early_finish(team, r, f, d, sc, early, early_size, mass, both);
+                        early_finish(team, r, f, d, sc, early, early_size, mass, both, help);
       if (d.partial && !done) {
         if constexpr (M == Mode::sample) {
           range = k.draw_range(team, f, sr.scan, sr.map, d, sc, mass, target);
@@ -907,6 +948,11 @@ struct SplitKernel {
         if (mode == SplitMode::third) *counter(r) = 0;  // the list is refilled
       });
     }
+    // The helpers are done before the mode leaves cutting: a third read
+    // refills the list they read.
+    if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
+      if (help) await_helpers(team, r);
+    }
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       sr.st = st;
@@ -927,7 +973,7 @@ struct SplitKernel {
                                            Filters const& f, Decision const& d,
                                            Scratch const& sc, BucketRange range, int size,
                                            MassMeasure const& mass,
-                                           TwoRangeMass const& exact) const {
+                                           TwoRangeMass const& exact, bool help) const {
     SplitRow& sr = state(r);
     typename Kernel::ThirdRead got;
     const int n     = *static_cast<volatile int*>(&sr.early_counter);
@@ -938,18 +984,161 @@ struct SplitKernel {
     Scratch early = sc;
     early.set     = early_set(r, size);
     const typename Kernel::KeptSum kept = k.partial_kept(team, d, sc, mass);
+    // The helpers' searches (help_cut) hold where the early set lies above
+    // the cut: no copies of its key, searched from the set's own bottom.
+    bool from_help = false;
+    if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
+      if (help) await_helpers(team, r);
+      from_help = help && got.n >= 0 && got.copies == 0 &&
+                  Kernel::third_low(got, d.cut) == got.bottom;
+    } else {
+      (void)help;
+    }
     if constexpr (M == Mode::sample) {
       const weight_type target = mul_high_64(f.u, kept.mass) + 1;
       int token                = -1;
-      if (!k.draw_third(team, d, early, mass, target, got, token)) return false;
+      bool drawn               = false;
+      if constexpr (Policy<ExecutionSpace>::split_fused_finish)
+        drawn = from_help && draw_helped(team, early, mass, target, got, sr.help, token);
+      if (!drawn && !k.draw_third(team, d, early, mass, target, got, token)) return false;
       k.put_token(team, r, token);
     } else {
-      int listed = 0;
-      if (!(kept.count > std::uint32_t(k.io.list_size) &&
-            k.list_third(team, r, f, d, early, mass, kept, got, listed)))
-        return false;
+      const int C = k.io.list_size;
+      int listed  = 0;
+      bool placed = false;
+      if (!(kept.count > std::uint32_t(C))) return false;
+      if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
+        const EarlyHelp& e = sr.help;
+        if (from_help && e.ok[0] && e.n[0] == got.n) {
+          // The helper's boundary of the first C entries: C listed.
+          listed = k.list_placed(team, r, early, got.n, e.b[0], e.bound, C, mass, kept, f);
+          placed = true;
+        }
+      }
+      if (!placed && !k.list_third(team, r, f, d, early, mass, kept, got, listed)) return false;
       k.list_tail(team, r, listed, kept.count);
     }
+    return true;
+  }
+
+  // Teams that search a deferred row's early set while its last team cuts
+  // the boundary's set (a fused split_gather): the sampler's two, the
+  // list's one. The cut's chain then holds no search of the early set.
+  static constexpr int early_helpers = M == Mode::sample ? 2 : 1;
+
+  // Whether a deferred row's early set is searched by helpers; the same on
+  // every team of the row (the same plan and state). The sampler's: top-p
+  // alone, whose kept weight W the helpers bound (helper_target).
+  KOKKOS_INLINE_FUNCTION bool helped(Filters const& f, BucketPlan const& plan, bool planned,
+                                     BucketRange early) const {
+    if (!Policy<ExecutionSpace>::split_fused_finish || !lay.fused_finish || !planned ||
+        !plan.partial || !(early.hi >= early.lo) || lay.teams_per_row <= early_helpers)
+      return false;
+    if constexpr (M == Mode::sample)
+      return f.topp && !f.topk && !f.draw;
+    else
+      return k.io.list_size > 0;
+  }
+
+  // The draw's target at the least (h = 0) or greatest (h = 1) kept
+  // weight: W lies in [T, T + U - 1], T the top-p target ceil(p * total)
+  // of the exact total, U an upper bound on the weight of one entry of the
+  // boundary's buckets, where the cut lies (its unit: the search keeps
+  // fewer than a unit past T).
+  KOKKOS_INLINE_FUNCTION weight_type helper_target(SplitRow const& sr, BucketPlan const& plan,
+                                                   TwoRangeMass const& both, int h) const {
+    const weight_type least = mass_target(sr.f.p, double(both.total));
+    weight_type unit        = weight_type(k.prm.weight_scale);
+    if (plan.range.hi < sr.map.nb)
+      unit = WeightBounds::of(sr.map, key_value(sr.scan.max_key), k.prm.weight_scale, sr.f.inv_t)
+                 .upper(plan.range.hi, 1);
+    if (unit < 1) unit = 1;
+    return mul_high_64(sr.f.u, h == 0 ? least : least + (unit - 1)) + 1;
+  }
+
+  // A helper's work (a team of a fused split_gather that sees the row's
+  // mode cutting): helper h = (s - help_from - 1) mod S, if below
+  // early_helpers, searches the early set (every gathering team has
+  // arrived: the last team announced the cut after its ticket) and
+  // publishes what it found.
+  KOKKOS_INLINE_FUNCTION void help_cut(member_type const& team, std::int64_t r, int s,
+                                       BucketPlan const& plan, BucketRange early,
+                                       int size) const {
+    SplitRow& sr = state(r);
+    const int S  = lay.teams_per_row;
+    const int h  = (s - sr.help_from + S - 1) % S;
+    if (h >= early_helpers) return;
+    const int count       = *static_cast<volatile int*>(&sr.early_counter);
+    const int n           = count <= size ? count : -1;
+    const Candidates set  = early_set(r, size);
+    const key_type bottom = range_bottom_key(sr.map, early);
+    const key_type top    = range_top_key(sr.map, early, sr.scan.max_key);
+    Boundary b{top, 0, 0, 0};
+    bool ok            = false;
+    weight_type target = 0;
+    int bound          = INT_MAX;
+    if (n >= 0) {
+      const Source src = set.source(n);
+      if constexpr (M == Mode::sample) {
+        const MassMeasure mass  = k.mass_of(sr.scan, sr.f);
+        const TwoRangeMass both = joined(team, masses(r));
+        const weight_type inside = sum_above(team, src, mass, neg_inf_key);
+        const weight_type t      = helper_target(sr, plan, both, h);
+        ok     = t > both.above2 && t - both.above2 <= inside;
+        target = ok ? t - both.above2 : 0;
+        if (ok) b = k.search(team, src, mass, neg_inf_key, 0, target, bottom, top);
+      } else {
+        const weight_type C = weight_type(k.io.list_size);
+        ok     = sum_above(team, src, CountMeasure{}, neg_inf_key) >= C;
+        target = C;
+        if (ok) {
+          b     = k.search(team, src, CountMeasure{}, neg_inf_key, 0, C, bottom, top);
+          bound = tie_column_bound(team, set, n, b.key, b.keep, k.prm.vocab);
+        }
+      }
+    }
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      EarlyHelp& e = sr.help;
+      e.b[h]       = b;
+      e.target[h]  = target;
+      e.n[h]       = n;
+      e.ok[h]      = ok ? 1 : 0;
+      if (h == 0) e.bound = bound;
+      Kokkos::memory_fence();
+      Kokkos::atomic_fetch_add(&sr.help_done, 1);
+    });
+  }
+
+  // The last team waits for its helpers (polled past the caches, then a
+  // fence: what they published is seen).
+  KOKKOS_INLINE_FUNCTION void await_helpers(member_type const& team, std::int64_t r) const {
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      volatile int* done = &state(r).help_done;
+      while (*done < early_helpers) {
+      }
+      Kokkos::memory_fence();
+    });
+    team.team_barrier();
+  }
+
+  // The draw between the helpers' boundaries: the drawn entry's key lies
+  // at or above the greatest target's and at or below the least's, so the
+  // search starts from that range (one pass where both are one key).
+  // false where they do not bracket the target.
+  KOKKOS_INLINE_FUNCTION bool draw_helped(member_type const& team, Scratch const& early,
+                                          MassMeasure const& mass, weight_type target,
+                                          typename Kernel::ThirdRead const& got,
+                                          EarlyHelp const& e, int& token) const {
+    const weight_type above = got.exact.above;
+    if (!(e.ok[0] && e.ok[1] && e.n[0] == got.n && e.n[1] == got.n && target > above))
+      return false;
+    const weight_type t = target - above;
+    const key_type hi = e.b[0].key, lo = e.b[1].key;
+    if (t < e.target[0] || t > e.target[1] || lo == 0 || lo > hi) return false;
+    const Boundary b =
+        k.search(team, early.set.source(got.n), mass, neg_inf_key, 0, t, key_type(lo - 1), hi);
+    token = tie_column_bound(team, early.set, got.n, b.key, b.keep, k.prm.vocab);
     return true;
   }
 
