@@ -255,6 +255,72 @@ TYPED_TEST(Scan, GatheringReadKeepsItsContract) {
   check_type<TypeParam, qrita::float16>();
 }
 
+// The pivot search's boundary carries M(> K), the weight of the search set
+// above its key (Boundary::below), which the search knows at its last
+// pass: equal to the host's sum over the set, for counts and fixed-point
+// weights, the quaternary and the binary search, sets with many ties, and
+// boundary copies of a floor below the set (top-p after top-k).
+template <class Space>
+void search_below_holds() {
+  using mem = typename Space::memory_space;
+  std::mt19937 rng(20261129u);
+  int checked = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const int n = 1 + int(rng() % 3000u);
+    std::vector<float> x(static_cast<std::size_t>(n));
+    std::normal_distribution<float> bulk(0.0f, 1.5f);
+    for (auto& v : x) v = trial % 3 == 0 ? float(int(bulk(rng) * 4.0f)) / 4.0f : bulk(rng);
+    const float mx         = *std::max_element(x.begin(), x.end());
+    const bool by_mass     = trial % 2 == 0;
+    const bool binary      = trial % 4 >= 2;
+    const std::uint32_t copies = trial % 5 == 4 ? std::uint32_t(1u + rng() % 7u) : 0u;
+    const float lowest   = *std::min_element(x.begin(), x.end());
+    const key_type floor = copies > 0 ? order_key(lowest - 1.0f) : neg_inf_key;
+    const MassMeasure mass{mx, 0x1p40f, 1.0f};
+    const auto weigh = [&](float z) { return by_mass ? mass(z) : weight_type(1); };
+    const auto unit  = [&](key_type k) { return by_mass ? mass.unit(k) : weight_type(1); };
+    weight_type total = unit(floor) * copies;
+    for (float z : x) total += weigh(z);
+    const weight_type target = 1 + weight_type(rng()) % total;
+
+    Kokkos::View<float*, mem> vals("qrita_tests::search_vals", std::size_t(n));
+    auto hv = Kokkos::create_mirror_view(vals);
+    for (int i = 0; i < n; ++i) hv(i) = x[std::size_t(i)];
+    Kokkos::deep_copy(vals, hv);
+    Kokkos::View<Boundary, mem> out("qrita_tests::search_out");
+    using policy_type = Kokkos::TeamPolicy<Space>;
+    using member      = typename policy_type::member_type;
+    const key_type lo = copies > 0 ? key_type(floor - 1) : key_type(order_key(lowest) - 1);
+    const key_type hi = order_key(mx);
+    Kokkos::parallel_for(
+        "qrita_tests::search_below", policy_type(1, Kokkos::AUTO),
+        KOKKOS_LAMBDA(member const& team) {
+          const Source src{vals.data(), n, nullptr, 0};
+          const Boundary b =
+              by_mass ? pivot_search_either(binary, team, src, mass, floor, copies, target, lo, hi)
+                      : pivot_search_either(binary, team, src, CountMeasure{}, floor, copies,
+                                            target, lo, hi);
+          Kokkos::single(Kokkos::PerTeam(team), [&]() { out() = b; });
+        });
+    auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+    const Boundary b = got();
+    weight_type above = floor > b.key ? unit(floor) * copies : 0;
+    for (float z : x)
+      if (order_key(z) > b.key) above += weigh(z);
+    const std::string at = "trial " + std::to_string(trial) + (by_mass ? ", mass" : ", count") +
+                           (binary ? ", binary" : ", quaternary") + ", n " + std::to_string(n) +
+                           ", copies " + std::to_string(copies);
+    ASSERT_GT(b.passes, 0) << at;
+    EXPECT_EQ(b.below, above) << at;
+    EXPECT_LT(b.below, target) << at;
+    EXPECT_GE(b.below + unit(b.key) * b.group, target) << at;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 24);
+}
+
+TYPED_TEST(Scan, SearchReturnsTheWeightAboveItsKey) { search_below_holds<TypeParam>(); }
+
 // The bounds a top-p plan sums over the buckets (topp_range): every entry
 // the map puts in bucket b lies within BucketEdges' value bounds of b, and
 // its fixed-point weight within WeightBounds' integer bounds of b. Too

@@ -143,7 +143,7 @@ enum class Write : std::int8_t {
 // The decision: keys above `cut.key` are kept, and `cut.keep` of the
 // `cut.group` entries with that key (lowest columns first).
 struct Decision {
-  Boundary cut{0, 0, 0, 0};
+  Boundary cut{0, 0, 0, 0, 0};
   Write write = Write::none;
   int set_size = 0;    // gathered entries the write uses
   bool drawn = false;  // cut's last kept entry is the drawn token
@@ -670,7 +670,7 @@ struct MaskKernel {
                                 mass_target(pr, total), key_type(cut.key - 1), hi);
     st.topp_passes = std::int16_t(b.passes);
     // A boundary on the top-k cut keeps fewer of the same row group.
-    return Boundary{b.key, b.keep, b.key == cut.key ? cut.group : b.group, b.passes};
+    return Boundary{b.key, b.keep, b.key == cut.key ? cut.group : b.group, b.passes, b.below};
   }
 
   // Top-k by count, then top-p on its survivors when the row has a p; the
@@ -712,7 +712,7 @@ struct MaskKernel {
     mark(st, f, RowPath::flat);
     st.row_passes = std::int16_t(st.row_passes + (scan.candidates == std::uint32_t(prm.vocab) ? 1 : 2));
     Decision d;
-    d.cut   = Boundary{scan.max_key, keep, scan.candidates, 0};
+    d.cut   = Boundary{scan.max_key, keep, scan.candidates, 0, 0};
     d.write = Write::row;
     return d;
   }
@@ -818,7 +818,7 @@ struct MaskKernel {
   KOKKOS_INLINE_FUNCTION static Decision all_candidates(RowScan const&,
                                                         RowStats& st) {
     Decision d;
-    d.cut   = Boundary{neg_inf_key, 0, 0, 0};
+    d.cut   = Boundary{neg_inf_key, 0, 0, 0, 0};
     d.write = Write::row;
     st.row_passes += 2;
     return d;
@@ -992,7 +992,7 @@ struct MaskKernel {
     const RowSource<T> src{row, prm.vocab};
     const MassMeasure mass = mass_of(scan, f);
     const key_type lo = key_type(scan.min_key - 1);
-    Boundary cut{scan.min_key, scan.candidates, scan.candidates, 0};
+    Boundary cut{scan.min_key, scan.candidates, scan.candidates, 0, 0};
     if (f.topk) {
       cut = search_k_then_p(team, src, f, mass, weight_type(f.k), lo, scan.max_key,
                             RowPath::full, st);
@@ -1594,7 +1594,7 @@ struct MaskKernel {
         if (f.list_all) {
           // d is the row's top C: the probabilities are the whole row's.
           kept = kept_sum(team, RowSource<T>{row, prm.vocab}, mass,
-                          Boundary{neg_inf_key, 0, 0, 0});
+                          Boundary{neg_inf_key, 0, 0, 0, 0});
         } else if (in_set) {
           kept = kept_sum(team, s.set.source(d.set_size), mass, d.cut);
           if (kept.count > std::uint32_t(C) && C > 0)

@@ -89,6 +89,10 @@ struct Boundary {
   std::uint32_t keep;         // how many entries with key K are kept
   std::uint32_t group;        // how many entries of the search set have key K
   int passes;                 // pivot-search passes taken
+  // M(> K): the weight of the search set above K (boundary copies
+  // included), which the search knows at its last pass. Set by the
+  // search (passes > 0) only; 0 in boundaries made otherwise.
+  weight_type below;
 };
 
 // Total weight of the entries of `src` with key > floor. A source is the
@@ -125,7 +129,7 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
                                              key_type hi) {
   const weight_type boundary_unit =
       boundary_count > 0 ? measure.unit(floor) : weight_type(0);
-  Boundary result{hi, 0, 0, 0};
+  Boundary result{hi, 0, 0, 0, 0};
   for (int pass = 1; pass <= max_search_passes; ++pass) {
     key_type pivot[NP];
     const std::uint64_t width = std::uint64_t(hi) - std::uint64_t(lo);
@@ -177,6 +181,7 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
         result.keep   = std::uint32_t((target - below + unit - 1) / unit);
         result.group  = s.min_count[j];
         result.passes = pass;
+        result.below  = below;
         return result;
       }
     }

@@ -1073,7 +1073,7 @@ struct SplitKernel {
     const Candidates set  = early_set(r, size);
     const key_type bottom = range_bottom_key(sr.map, early);
     const key_type top    = range_top_key(sr.map, early, sr.scan.max_key);
-    Boundary b{top, 0, 0, 0};
+    Boundary b{top, 0, 0, 0, 0};
     bool ok            = false;
     weight_type target = 0;
     int bound          = INT_MAX;
