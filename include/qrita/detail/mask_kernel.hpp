@@ -154,6 +154,10 @@ struct Decision {
   bool partial              = false;
   weight_type above_mass    = 0;  // kept entries above the set's buckets
   std::uint32_t above_count = 0;
+  // The cut is the top-p search's on the set alone (no floor, no copies,
+  // the row's mass), so cut.below is the set's weight above cut.key and
+  // the kept weight is known without a pass (kept_mass).
+  bool searched_mass        = false;
   std::uint32_t outliers    = 0;  // the first read's outliers (above t)
   double head               = 0;  // and their exact weight
 };
@@ -945,6 +949,7 @@ struct MaskKernel {
     const key_type bottom = range_bottom_key(map, plan.range);
     const key_type top    = range_top_key(map, plan.range, scan.max_key);
     Boundary cut;
+    d.searched_mass = false;
     if (f.topk) {
       const std::uint32_t above = f.topp ? 0u : plan.above;
       cut = search_k_then_p(team, src, f, mass, weight_type(std::uint32_t(f.k) - above),
@@ -965,6 +970,7 @@ struct MaskKernel {
       d.drawn = f.draw;
       cut = search(team, src, mass, neg_inf_key, 0, target - exact.above,
                    bottom, top);
+      d.searched_mass = cut.passes > 0;
       st.topp_path   = RowPath::buckets;
       st.topp_passes = held ? std::int16_t(cut.passes) : std::int16_t(-1);
     }
@@ -1230,6 +1236,17 @@ struct MaskKernel {
     return kept;
   }
 
+  // W alone of a partial decision: from the search's own M(> K) where the
+  // cut is the top-p search's on the set (Decision::searched_mass), the
+  // sum kept_sum takes in a pass otherwise.
+  KOKKOS_INLINE_FUNCTION weight_type kept_mass(member_type const& team, Decision const& d,
+                                               Scratch const& s,
+                                               MassMeasure const& mass) const {
+    if (d.searched_mass)
+      return d.above_mass + d.cut.below + mass.unit(d.cut.key) * d.cut.keep;
+    return partial_kept(team, d, s, mass).mass;
+  }
+
   // What a third read gathered: n entries (-1: none, or more than the set
   // holds), the exact weight above its buckets (the sampler's: the list's
   // third read weighs nothing, third_weigh), and how many of the cut's
@@ -1391,7 +1408,7 @@ struct MaskKernel {
                                                 Decision const& d, Scratch const& s,
                                                 MassMeasure const& mass,
                                                 weight_type& target) const {
-    const weight_type W = partial_kept(team, d, s, mass).mass;
+    const weight_type W = kept_mass(team, d, s, mass);
     target              = mul_high_64(f.u, W) + 1;
     // The target is exact; the slack covers the histogram's rounding.
     const double slack = 1e-6 * double(W) + 4.0 * double(prm.vocab) + 4.0;
@@ -1490,6 +1507,24 @@ struct MaskKernel {
     return range;
   }
 
+  // How far past the top-p target ceil(p * total) the kept weight W may
+  // lie: less than one entry of the boundary's top bucket, which weighs at
+  // most its upper bound (WeightBounds, capped at the scale), or the scale
+  // where the buckets reach above t or the bound is 0 (underflow or NaN:
+  // the scale only widens what uses it). draw_buckets' range and the split
+  // path's helpers (SplitKernel::helper_target) both bound W so.
+  KOKKOS_INLINE_FUNCTION static weight_type last_entry_bound(BucketMap const& map,
+                                                             BucketPlan const& plan,
+                                                             key_type max_key,
+                                                             float weight_scale,
+                                                             float inv_t) {
+    const weight_type scale = weight_type(weight_scale);
+    if (!(plan.range.hi < map.nb)) return scale;
+    const weight_type w =
+        WeightBounds::of(map, key_value(max_key), weight_scale, inv_t).upper(plan.range.hi, 1);
+    return w > 0 ? w : scale;
+  }
+
   // The buckets a deferred row's draw target lies in, placed before the
   // cut from the partial plan and the merged histogram. The target
   // floor(u W / 2^64) + 1 depends on the cut through W: the kept set
@@ -1509,16 +1544,7 @@ struct MaskKernel {
                                                          int* slot) {
     const double slack = 1e-5 * plan.total + 4.0 * double(vocab) + 4.0;
     const double share = double(f.u) * 0x1p-64;
-    const double scale = double(weight_scale);
-    double last        = scale;
-    if (plan.range.hi < map.nb) {
-      // One entry's upper bound in the boundary's top bucket (WeightBounds,
-      // capped at the scale); 0 where it underflows or is NaN, and then
-      // the scale, which only widens the range.
-      const weight_type w = WeightBounds::of(map, key_value(max_key), weight_scale, f.inv_t)
-                                .upper(plan.range.hi, 1);
-      if (w > 0) last = double(w);
-    }
+    const double last  = double(last_entry_bound(map, plan, max_key, weight_scale, f.inv_t));
     const double lo = share * double(f.p) * (plan.total - slack) - slack;
     const double hi = share * (double(f.p) * (plan.total + slack) + last) + slack;
     return topp_range_inline(team, hist, map, plan.head, lo, hi, key_value(max_key),

@@ -983,7 +983,12 @@ struct SplitKernel {
     Kernel::bound_third(got, sr.map, range, d.cut, sr.scan.max_key);
     Scratch early = sc;
     early.set     = early_set(r, size);
-    const typename Kernel::KeptSum kept = k.partial_kept(team, d, sc, mass);
+    // The sampler needs W alone, the list K and W.
+    typename Kernel::KeptSum kept{0, 0};
+    if constexpr (M == Mode::sample)
+      kept.mass = k.kept_mass(team, d, sc, mass);
+    else
+      kept = k.partial_kept(team, d, sc, mass);
     // The helpers' searches (help_cut) hold where the early set lies above
     // the cut: no copies of its key, searched from the set's own bottom.
     bool from_help = false;
@@ -1048,11 +1053,8 @@ struct SplitKernel {
   KOKKOS_INLINE_FUNCTION weight_type helper_target(SplitRow const& sr, BucketPlan const& plan,
                                                    TwoRangeMass const& both, int h) const {
     const weight_type least = mass_target(sr.f.p, double(both.total));
-    weight_type unit        = weight_type(k.prm.weight_scale);
-    if (plan.range.hi < sr.map.nb)
-      unit = WeightBounds::of(sr.map, key_value(sr.scan.max_key), k.prm.weight_scale, sr.f.inv_t)
-                 .upper(plan.range.hi, 1);
-    if (unit < 1) unit = 1;
+    const weight_type unit  = Kernel::last_entry_bound(sr.map, plan, sr.scan.max_key,
+                                                       k.prm.weight_scale, sr.f.inv_t);
     return mul_high_64(sr.f.u, h == 0 ? least : least + (unit - 1)) + 1;
   }
 
@@ -1122,22 +1124,42 @@ struct SplitKernel {
     team.team_barrier();
   }
 
-  // The draw between the helpers' boundaries: the drawn entry's key lies
-  // at or above the greatest target's and at or below the least's, so the
-  // search starts from that range (one pass where both are one key).
-  // false where they do not bracket the target.
+  // The draw between the helpers' boundaries: the target t lies between
+  // theirs, so the drawn entry's key between their keys K1 <= K0. Each
+  // helper's search returned M(> K) of its key: where t falls in K0's or
+  // K1's group (the usual case: the two keys are one or two entries
+  // apart), the boundary is known without a pass; otherwise it lies
+  // strictly between them, where the search starts from. false where the
+  // helpers do not bracket the target.
   KOKKOS_INLINE_FUNCTION bool draw_helped(member_type const& team, Scratch const& early,
                                           MassMeasure const& mass, weight_type target,
                                           typename Kernel::ThirdRead const& got,
                                           EarlyHelp const& e, int& token) const {
     const weight_type above = got.exact.above;
-    if (!(e.ok[0] && e.ok[1] && e.n[0] == got.n && e.n[1] == got.n && target > above))
+    if (!(e.ok[0] && e.ok[1] && e.n[0] == got.n && e.n[1] == got.n && target > above &&
+          e.b[0].passes > 0 && e.b[1].passes > 0))
       return false;
     const weight_type t = target - above;
-    const key_type hi = e.b[0].key, lo = e.b[1].key;
-    if (t < e.target[0] || t > e.target[1] || lo == 0 || lo > hi) return false;
-    const Boundary b =
-        k.search(team, early.set.source(got.n), mass, neg_inf_key, 0, t, key_type(lo - 1), hi);
+    const Boundary &b0 = e.b[0], &b1 = e.b[1];
+    if (t < e.target[0] || t > e.target[1] || b1.key > b0.key) return false;
+    Boundary b = b0;
+    bool known = false;
+    for (int h = 0; h < 2 && !known; ++h) {
+      const Boundary& bh      = e.b[h];
+      const weight_type unit  = mass.unit(bh.key);
+      if (t > bh.below && t - bh.below <= unit * bh.group) {
+        b      = bh;
+        b.keep = std::uint32_t((t - bh.below + unit - 1) / unit);
+        known  = true;
+      }
+    }
+    if (!known) {
+      // M(> K1) >= t > M(>= K0) = M(> K0 - 1).
+      if (!(b1.below >= t && key_type(b0.key - 1) > b1.key)) return false;
+      b = k.search(team, early.set.source(got.n), mass, neg_inf_key, 0, t, b1.key,
+                   key_type(b0.key - 1));
+      if (b.passes <= 0) return false;
+    }
     token = tie_column_bound(team, early.set, got.n, b.key, b.keep, k.prm.vocab);
     return true;
   }
