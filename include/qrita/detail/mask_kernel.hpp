@@ -143,21 +143,23 @@ enum class Write : std::int8_t {
 // The decision: keys above `cut.key` are kept, and `cut.keep` of the
 // `cut.group` entries with that key (lowest columns first).
 struct Decision {
-  Boundary cut{0, 0, 0, 0, 0};
+  Boundary cut{0, 0, 0, 0};
   Write write = Write::none;
   int set_size = 0;    // gathered entries the write uses
   bool drawn = false;  // cut's last kept entry is the drawn token
+  // The sampler's cut is the top-p search's on the set alone (no floor,
+  // no copies, the row's mass): cut_below is the set's weight above
+  // cut.key, which the search gave, and the kept weight is known without
+  // a pass (kept_mass). Never set for the mask or the list.
+  bool searched_mass = false;
   // The sampler and the list on a top-p survivor set larger than the
   // tiers: the cut was searched on the boundary's buckets alone, which the
   // set holds, and the kept entries above them are known by their exact
   // weight and count (see draw_partial and list_partial).
   bool partial              = false;
   weight_type above_mass    = 0;  // kept entries above the set's buckets
+  weight_type cut_below     = 0;  // see searched_mass
   std::uint32_t above_count = 0;
-  // The cut is the top-p search's on the set alone (no floor, no copies,
-  // the row's mass), so cut.below is the set's weight above cut.key and
-  // the kept weight is known without a pass (kept_mass).
-  bool searched_mass        = false;
   std::uint32_t outliers    = 0;  // the first read's outliers (above t)
   double head               = 0;  // and their exact weight
 };
@@ -651,13 +653,13 @@ struct MaskKernel {
                                          Measure const& measure, key_type floor,
                                          std::uint32_t boundary_count,
                                          weight_type target, key_type lo,
-                                         key_type hi) const {
+                                         key_type hi, weight_type* below = nullptr) const {
     if constexpr (OutOfLineSearch)
       return pivot_search_out_of_line(prm.binary_search, team, src, measure, floor,
-                                      boundary_count, target, lo, hi);
+                                      boundary_count, target, lo, hi, below);
     else
       return pivot_search_either(prm.binary_search, team, src, measure, floor,
-                                 boundary_count, target, lo, hi);
+                                 boundary_count, target, lo, hi, below);
   }
 
   // Top-p on the survivors of a top-k cut in `src`: keys above cut.key plus
@@ -674,7 +676,7 @@ struct MaskKernel {
                                 mass_target(pr, total), key_type(cut.key - 1), hi);
     st.topp_passes = std::int16_t(b.passes);
     // A boundary on the top-k cut keeps fewer of the same row group.
-    return Boundary{b.key, b.keep, b.key == cut.key ? cut.group : b.group, b.passes, b.below};
+    return Boundary{b.key, b.keep, b.key == cut.key ? cut.group : b.group, b.passes};
   }
 
   // Top-k by count, then top-p on its survivors when the row has a p; the
@@ -716,7 +718,7 @@ struct MaskKernel {
     mark(st, f, RowPath::flat);
     st.row_passes = std::int16_t(st.row_passes + (scan.candidates == std::uint32_t(prm.vocab) ? 1 : 2));
     Decision d;
-    d.cut   = Boundary{scan.max_key, keep, scan.candidates, 0, 0};
+    d.cut   = Boundary{scan.max_key, keep, scan.candidates, 0};
     d.write = Write::row;
     return d;
   }
@@ -822,7 +824,7 @@ struct MaskKernel {
   KOKKOS_INLINE_FUNCTION static Decision all_candidates(RowScan const&,
                                                         RowStats& st) {
     Decision d;
-    d.cut   = Boundary{neg_inf_key, 0, 0, 0, 0};
+    d.cut   = Boundary{neg_inf_key, 0, 0, 0};
     d.write = Write::row;
     st.row_passes += 2;
     return d;
@@ -968,9 +970,13 @@ struct MaskKernel {
         return;
       }
       d.drawn = f.draw;
-      cut = search(team, src, mass, neg_inf_key, 0, target - exact.above,
-                   bottom, top);
-      d.searched_mass = cut.passes > 0;
+      if constexpr (M == Mode::sample) {
+        cut = search(team, src, mass, neg_inf_key, 0, target - exact.above, bottom, top,
+                     &d.cut_below);
+        d.searched_mass = cut.passes > 0;
+      } else {
+        cut = search(team, src, mass, neg_inf_key, 0, target - exact.above, bottom, top);
+      }
       st.topp_path   = RowPath::buckets;
       st.topp_passes = held ? std::int16_t(cut.passes) : std::int16_t(-1);
     }
@@ -998,7 +1004,7 @@ struct MaskKernel {
     const RowSource<T> src{row, prm.vocab};
     const MassMeasure mass = mass_of(scan, f);
     const key_type lo = key_type(scan.min_key - 1);
-    Boundary cut{scan.min_key, scan.candidates, scan.candidates, 0, 0};
+    Boundary cut{scan.min_key, scan.candidates, scan.candidates, 0};
     if (f.topk) {
       cut = search_k_then_p(team, src, f, mass, weight_type(f.k), lo, scan.max_key,
                             RowPath::full, st);
@@ -1243,7 +1249,7 @@ struct MaskKernel {
                                                Scratch const& s,
                                                MassMeasure const& mass) const {
     if (d.searched_mass)
-      return d.above_mass + d.cut.below + mass.unit(d.cut.key) * d.cut.keep;
+      return d.above_mass + d.cut_below + mass.unit(d.cut.key) * d.cut.keep;
     return partial_kept(team, d, s, mass).mass;
   }
 
@@ -1620,7 +1626,7 @@ struct MaskKernel {
         if (f.list_all) {
           // d is the row's top C: the probabilities are the whole row's.
           kept = kept_sum(team, RowSource<T>{row, prm.vocab}, mass,
-                          Boundary{neg_inf_key, 0, 0, 0, 0});
+                          Boundary{neg_inf_key, 0, 0, 0});
         } else if (in_set) {
           kept = kept_sum(team, s.set.source(d.set_size), mass, d.cut);
           if (kept.count > std::uint32_t(C) && C > 0)

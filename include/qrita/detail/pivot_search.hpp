@@ -89,10 +89,6 @@ struct Boundary {
   std::uint32_t keep;         // how many entries with key K are kept
   std::uint32_t group;        // how many entries of the search set have key K
   int passes;                 // pivot-search passes taken
-  // M(> K): the weight of the search set above K (boundary copies
-  // included), which the search knows at its last pass. Set by the
-  // search (passes > 0) only; 0 in boundaries made otherwise.
-  weight_type below;
 };
 
 // Total weight of the entries of `src` with key > floor. A source is the
@@ -119,6 +115,10 @@ constexpr int max_search_passes = 64;
 
 // Requires M(> lo) >= target > M(> hi) and target >= 1, where M counts the
 // entries of `src` with key > floor plus `boundary_count` copies of `floor`.
+// Where `below` is given, the search writes M(> K) there at its last pass
+// (0 where it did not end): the weight of the set above the boundary's
+// key. An out-parameter, so that Boundary, which every decision carries,
+// stays four words (docs/PERFORMANCE.md, forty-seventh session).
 template <int NP, class Member, class Src, class Measure>
 KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
                                              Src const& src,
@@ -126,10 +126,11 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
                                              key_type floor,
                                              std::uint32_t boundary_count,
                                              weight_type target, key_type lo,
-                                             key_type hi) {
+                                             key_type hi, weight_type* below_out = nullptr) {
   const weight_type boundary_unit =
       boundary_count > 0 ? measure.unit(floor) : weight_type(0);
-  Boundary result{hi, 0, 0, 0, 0};
+  Boundary result{hi, 0, 0, 0};
+  if (below_out != nullptr) *below_out = 0;
   for (int pass = 1; pass <= max_search_passes; ++pass) {
     key_type pivot[NP];
     const std::uint64_t width = std::uint64_t(hi) - std::uint64_t(lo);
@@ -181,7 +182,7 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
         result.keep   = std::uint32_t((target - below + unit - 1) / unit);
         result.group  = s.min_count[j];
         result.passes = pass;
-        result.below  = below;
+        if (below_out != nullptr) *below_out = below;
         return result;
       }
     }
@@ -208,11 +209,11 @@ template <class Member, class Src, class Measure>
 KOKKOS_FORCEINLINE_FUNCTION Boundary pivot_search_either(
     bool binary, Member const& team, Src const& src, Measure const& measure,
     key_type floor, std::uint32_t boundary_count, weight_type target, key_type lo,
-    key_type hi) {
+    key_type hi, weight_type* below = nullptr) {
   if (binary)
     return pivot_search<1>(team, src, measure, floor, boundary_count, target, lo,
-                           hi);
-  return pivot_search<3>(team, src, measure, floor, boundary_count, target, lo, hi);
+                           hi, below);
+  return pivot_search<3>(team, src, measure, floor, boundary_count, target, lo, hi, below);
 }
 
 // The same, kept out of line: one copy per search set and measure instead
@@ -227,9 +228,9 @@ template <class Member, class Src, class Measure>
 KOKKOS_FUNCTION QRITA_NOINLINE Boundary pivot_search_out_of_line(
     bool binary, Member const& team, Src const& src, Measure const& measure,
     key_type floor, std::uint32_t boundary_count, weight_type target, key_type lo,
-    key_type hi) {
+    key_type hi, weight_type* below = nullptr) {
   return pivot_search_either(binary, team, src, measure, floor, boundary_count,
-                             target, lo, hi);
+                             target, lo, hi, below);
 }
 
 }  // namespace detail

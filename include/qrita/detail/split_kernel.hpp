@@ -100,6 +100,7 @@ enum class SplitMode : std::int8_t {
 // entries and the cut key's highest listed column.
 struct EarlyHelp {
   Boundary b[2];
+  weight_type below[2];   // their M(> K)
   weight_type target[2];  // the searches' targets, within the set
   int n[2];               // the set's size as the helper read it
   int ok[2];              // whether the search ran (the set held its target)
@@ -1075,7 +1076,8 @@ struct SplitKernel {
     const Candidates set  = early_set(r, size);
     const key_type bottom = range_bottom_key(sr.map, early);
     const key_type top    = range_top_key(sr.map, early, sr.scan.max_key);
-    Boundary b{top, 0, 0, 0, 0};
+    Boundary b{top, 0, 0, 0};
+    weight_type below  = 0;
     bool ok            = false;
     weight_type target = 0;
     int bound          = INT_MAX;
@@ -1088,7 +1090,7 @@ struct SplitKernel {
         const weight_type t      = helper_target(sr, plan, both, h);
         ok     = t > both.above2 && t - both.above2 <= inside;
         target = ok ? t - both.above2 : 0;
-        if (ok) b = k.search(team, src, mass, neg_inf_key, 0, target, bottom, top);
+        if (ok) b = k.search(team, src, mass, neg_inf_key, 0, target, bottom, top, &below);
       } else {
         const weight_type C = weight_type(k.io.list_size);
         ok     = sum_above(team, src, CountMeasure{}, neg_inf_key) >= C;
@@ -1103,6 +1105,7 @@ struct SplitKernel {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       EarlyHelp& e = sr.help;
       e.b[h]       = b;
+      e.below[h]   = below;
       e.target[h]  = target;
       e.n[h]       = n;
       e.ok[h]      = ok ? 1 : 0;
@@ -1146,16 +1149,17 @@ struct SplitKernel {
     bool known = false;
     for (int h = 0; h < 2 && !known; ++h) {
       const Boundary& bh      = e.b[h];
+      const weight_type over  = e.below[h];  // M(> K) of helper h's key
       const weight_type unit  = mass.unit(bh.key);
-      if (t > bh.below && t - bh.below <= unit * bh.group) {
+      if (t > over && t - over <= unit * bh.group) {
         b      = bh;
-        b.keep = std::uint32_t((t - bh.below + unit - 1) / unit);
+        b.keep = std::uint32_t((t - over + unit - 1) / unit);
         known  = true;
       }
     }
     if (!known) {
       // M(> K1) >= t > M(>= K0) = M(> K0 - 1).
-      if (!(b1.below >= t && key_type(b0.key - 1) > b1.key)) return false;
+      if (!(e.below[1] >= t && key_type(b0.key - 1) > b1.key)) return false;
       b = k.search(team, early.set.source(got.n), mass, neg_inf_key, 0, t, b1.key,
                    key_type(b0.key - 1));
       if (b.passes <= 0) return false;
