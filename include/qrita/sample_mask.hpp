@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_SAMPLE_MASK_HPP
 #define QRITA_SAMPLE_MASK_HPP
 
@@ -157,7 +158,7 @@ void sample_mask(LogitsView const& logits, FilterView const& k_or_p,
 template <class ExecutionSpace, class = detail::if_space<ExecutionSpace>>
 LaunchPlan plan(ExecutionSpace const& space, std::int64_t batch,
                 std::int64_t vocab, Options const& opts = Options{}) {
-  return detail::make_plan(space, batch, vocab, opts);
+  return detail::checked_plan("qrita::plan", space, batch, vocab, opts);
 }
 
 /// Device memory a call may use besides its arguments, in bytes: the size

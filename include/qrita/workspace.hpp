@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_WORKSPACE_HPP
 #define QRITA_WORKSPACE_HPP
 
@@ -16,9 +17,9 @@
 // then searched whole (same answer, more reads), and so is a sampler's or
 // list's row whose top-p set is larger than the tiers (with a workspace, a
 // second kernel finishes those in one or two more reads). qrita::plan(...)
-// .workspace_bytes says how large a workspace is: the tier (none on host
-// backends unless Options::tier_capacity asks; none where a row fits on
-// chip), the state of split rows (GPUs, small batches), and a record per
+// .workspace_bytes says how large a workspace is: the tier (Options::
+// tier_capacity entries per team; none where a row fits on chip), the
+// state of split rows (GPUs, small batches), and a record per
 // row (8336 bytes with the default histogram) for the sampler's and the
 // list's deferred rows: what their first read found, and a flag.
 
@@ -47,7 +48,7 @@ class Workspace {
   // memory (labelled "qrita::Workspace").
   Workspace(ExecutionSpace const& space, std::int64_t batch, std::int64_t vocab,
             Options const& opts = Options{})
-      : plan_(detail::make_plan(space, batch, vocab, opts)),
+      : plan_(detail::checked_plan("qrita::Workspace", space, batch, vocab, opts)),
         storage_("qrita::Workspace",
                  plan_.workspace_bytes) {}
 

@@ -1,11 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_DISPATCH_HPP
 #define QRITA_DETAIL_DISPATCH_HPP
 
 // What every public call does before its kernel: compile-time checks of the
 // argument types (static_asserts with messages), run-time checks of the
-// shapes (which throw std::invalid_argument before anything is written),
-// and the reduction of Views to pointers and strides (Call, RowIO), so that
-// the kernel is instantiated once per execution space and logit type.
+// shapes and options (each once; they throw std::invalid_argument, naming
+// the public function, before anything is written), and the reduction of
+// Views to pointers and strides (Call, RowIO), so that a call's kernels are
+// instantiated once per execution space, logit type and call: each public
+// function passes its Mode as a template argument to launch<M>, and so
+// compiles only its own kernels.
 
 #include <qrita/detail/launch.hpp>
 #include <qrita/options.hpp>
@@ -18,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace qrita {
 namespace detail {
@@ -85,36 +90,37 @@ constexpr bool check_column_type() {
 }
 
 template <class View>
-void check_column_extent(View const& v, const char* name, std::size_t batch) {
+void check_column_extent(const char* call, View const& v, const char* name,
+                         std::size_t batch) {
   if (v.extent(0) != batch)
-    invalid_argument(std::string("argument '") + name + "' has " +
-                     str(v.extent(0)) + " entries, expected " + str(batch) +
-                     " (one per row of 'logits')");
+    invalid_argument(call, std::string("argument '") + name + "' has " +
+                               str(v.extent(0)) + " entries, expected " + str(batch) +
+                               " (one per row of 'logits')");
 }
 
 // Run-time checks of the logits; the public overloads have already checked
 // their type.
 template <class LogitsView>
-void check_logits_shape(LogitsView const& logits) {
+void check_logits_shape(const char* call, LogitsView const& logits) {
   if (logits.extent(1) > std::size_t(INT_MAX))
-    invalid_argument("argument 'logits' has " + str(logits.extent(1)) +
-                     " columns; at most " + std::to_string(INT_MAX) +
-                     " are supported");
+    invalid_argument(call, "argument 'logits' has " + str(logits.extent(1)) +
+                               " columns; at most " + std::to_string(INT_MAX) +
+                               " are supported");
   // A column stride other than 1 is rejected whatever the batch: a 1 x V
   // view of stride 2 is not a row of V contiguous entries.
   if (logits.extent(1) > 1 && logits.stride(1) != 1)
-    invalid_argument("argument 'logits' must have unit column stride, got " +
-                     str(logits.stride(1)));
+    invalid_argument(call, "argument 'logits' must have unit column stride, got " +
+                               str(logits.stride(1)));
   if (logits.extent(0) > 1 && logits.stride(0) < logits.extent(1))
-    invalid_argument("argument 'logits' has rows that overlap: row stride " +
-                     str(logits.stride(0)) + " is less than its " +
-                     str(logits.extent(1)) + " columns");
+    invalid_argument(call, "argument 'logits' has rows that overlap: row stride " +
+                               str(logits.stride(0)) + " is less than its " +
+                               str(logits.extent(1)) + " columns");
 }
 
 // The logits as a Call of their storage type (const removed: only
 // sample_mask, which requires non-const logits, writes).
 template <class LogitsView>
-auto make_call(LogitsView const& logits, Mode mode) {
+auto make_call(LogitsView const& logits) {
   using V = typename std::remove_const<typename LogitsView::value_type>::type;
   using T = typename storage_of<V>::type;  // the same bits (is_logit_type)
   Call<T> call;
@@ -123,8 +129,19 @@ auto make_call(LogitsView const& logits, Mode mode) {
   call.batch      = std::int64_t(batch);
   call.vocab      = int(logits.extent(1));
   call.row_stride = std::int64_t(batch > 1 ? logits.stride(0) : logits.extent(1));
-  call.mode       = mode;
   return call;
+}
+
+// The checks every call makes first, once each: the logits' shape and the
+// options. Returns the call's arguments so far and its plan.
+template <Mode M, class ExecutionSpace, class LogitsView>
+auto begin_call(ExecutionSpace const& space, LogitsView const& logits,
+                Options const& opts) {
+  constexpr const char* call_nm = call_name<M>();
+  check_logits_shape(call_nm, logits);
+  check_options(call_nm, opts);
+  auto call = make_call(logits);
+  return std::make_pair(call, make_full_plan(call_nm, space, call.batch, call.vocab, opts));
 }
 
 // Views or nothing, resolved to pointers after every check has passed.
@@ -133,15 +150,12 @@ template <class ExecutionSpace, class LogitsView, class KView, class PView,
 void dispatch(ExecutionSpace const& space, LogitsView const& logits,
               KView const* k, PView const* p, StatsView const* stats,
               Options const& opts, WorkspaceMemory const& ws) {
-  check_logits_shape(logits);
-  const std::size_t batch = logits.extent(0);
-  if (k) check_column_extent(*k, "k", batch);
-  if (p) check_column_extent(*p, "p", batch);
-  if (stats) check_column_extent(*stats, "stats", batch);
-  check_options(opts);
-
-  ProfilingRegion region("qrita::sample_mask");
-  auto call = make_call(logits, Mode::mask);
+  constexpr const char* call_nm = call_name<Mode::mask>();
+  auto [call, full] = begin_call<Mode::mask>(space, logits, opts);
+  const std::size_t batch = std::size_t(call.batch);
+  if (k) check_column_extent(call_nm, *k, "k", batch);
+  if (p) check_column_extent(call_nm, *p, "p", batch);
+  if (stats) check_column_extent(call_nm, *stats, "stats", batch);
   if (k) {
     call.io.k        = k->data();
     call.io.k_stride = std::int64_t(k->stride(0));
@@ -154,7 +168,8 @@ void dispatch(ExecutionSpace const& space, LogitsView const& logits,
     call.io.stats        = stats->data();
     call.io.stats_stride = std::int64_t(stats->stride(0));
   }
-  launch(space, call, opts, ws);
+  ProfilingRegion region(call_nm);
+  launch<Mode::mask>(space, call, full, opts, ws);
 }
 
 // Placeholder types for arguments that were not given.
@@ -202,25 +217,11 @@ void dispatch_one(ExecutionSpace const& space, LogitsView const& logits,
 
 // --------------------------------------------------- SamplingParams calls
 
-// Runs f, renaming the call in the message of a std::invalid_argument it
-// throws (the shared checks speak as qrita::sample_mask).
-template <class F>
-void as_call(const char* name, F const& f) {
-  try {
-    f();
-  } catch (std::invalid_argument const& e) {
-    const std::string what   = e.what();
-    const std::string prefix = "qrita::sample_mask: ";
-    if (what.compare(0, prefix.size(), prefix) != 0) throw;
-    throw std::invalid_argument(std::string(name) + ": " + what.substr(prefix.size()));
-  }
-}
-
 // A params member: absent (a default-constructed View) or one per row.
 template <class View>
-bool present(View const& v, const char* name, std::size_t batch) {
+bool present(const char* call, View const& v, const char* name, std::size_t batch) {
   if (v.data() == nullptr && v.extent(0) == 0) return false;
-  check_column_extent(v, name, batch);
+  check_column_extent(call, v, name, batch);
   return true;
 }
 
@@ -232,13 +233,14 @@ constexpr bool check_params_type() {
   return true;
 }
 
-// The params' Views into the call (after their extents are checked).
+// The params' Views into the call, each extent checked first.
 template <class T, class MemorySpace>
-void set_params(Call<T>& call, SamplingParams<MemorySpace> const& params) {
+void set_params(const char* call_nm, Call<T>& call,
+                SamplingParams<MemorySpace> const& params) {
   const std::size_t batch = std::size_t(call.batch);
   const auto take = [&](auto const& view, const char* name, auto& data,
                         std::int64_t& stride) {
-    if (!present(view, name, batch)) return;
+    if (!present(call_nm, view, name, batch)) return;
     data   = view.data();
     stride = std::int64_t(view.stride(0));
   };
@@ -257,20 +259,19 @@ void dispatch_params_mask(ExecutionSpace const& space, LogitsView const& logits,
                           WorkspaceMemory const& ws) {
   static_assert(check_logits_type<ExecutionSpace, LogitsView>());
   static_assert(check_params_type<ExecutionSpace, MemorySpace>());
-  check_logits_shape(logits);
-  check_options(opts);
-  auto call = make_call(logits, Mode::mask);
-  set_params(call, params);
+  constexpr const char* call_nm = call_name<Mode::mask>();
+  auto [call, full] = begin_call<Mode::mask>(space, logits, opts);
+  set_params(call_nm, call, params);
   if (stats) {
     if (stats_extent != std::size_t(call.batch))
-      invalid_argument("argument 'stats' has " + str(stats_extent) +
-                       " entries, expected " + str(std::size_t(call.batch)) +
-                       " (one per row of 'logits')");
+      invalid_argument(call_nm, "argument 'stats' has " + str(stats_extent) +
+                                    " entries, expected " + str(std::size_t(call.batch)) +
+                                    " (one per row of 'logits')");
     call.io.stats        = stats;
     call.io.stats_stride = stats_stride;
   }
-  ProfilingRegion region("qrita::sample_mask");
-  launch(space, call, opts, ws);
+  ProfilingRegion region(call_nm);
+  launch<Mode::mask>(space, call, full, opts, ws);
 }
 
 // seeds and offsets: 64-bit integers, one per row.
@@ -317,32 +318,21 @@ void dispatch_sample(ExecutionSpace const& space, LogitsView const& logits,
   static_assert(check_u64_type<ExecutionSpace, SeedView>());
   static_assert(check_u64_type<ExecutionSpace, OffsetView>());
   static_assert(check_output_type<ExecutionSpace, TokenView, int, 1>());
-  as_call("qrita::sample_tokens", [&]() {
-    check_logits_shape(logits);
-    check_options(opts);
-    auto call = make_call(logits, Mode::sample);
-    set_params(call, params);
-    const std::size_t batch = std::size_t(call.batch);
-    check_column_extent(seeds, "seeds", batch);
-    check_column_extent(offsets, "offsets", batch);
-    check_column_extent(tokens, "tokens", batch);
-    call.io.seeds          = reinterpret_cast<const std::uint64_t*>(seeds.data());
-    call.io.seeds_stride   = std::int64_t(seeds.stride(0));
-    call.io.offsets        = reinterpret_cast<const std::uint64_t*>(offsets.data());
-    call.io.offsets_stride = std::int64_t(offsets.stride(0));
-    call.io.tokens         = tokens.data();
-    call.io.tokens_stride  = std::int64_t(tokens.stride(0));
-    ProfilingRegion region("qrita::sample_tokens");
-    launch(space, call, opts, ws);
-  });
-}
-
-// The largest list a call can make: the candidates a team holds.
-template <class ExecutionSpace>
-int list_capacity(ExecutionSpace const& space, std::int64_t batch, std::int64_t vocab,
-                  Options const& opts, WorkspaceMemory const& ws) {
-  const LaunchPlan plan = make_plan(space, batch, vocab, opts);
-  return plan.candidate_capacity + (ws.given ? plan.tier_capacity : 0);
+  constexpr const char* call_nm = call_name<Mode::sample>();
+  auto [call, full] = begin_call<Mode::sample>(space, logits, opts);
+  set_params(call_nm, call, params);
+  const std::size_t batch = std::size_t(call.batch);
+  check_column_extent(call_nm, seeds, "seeds", batch);
+  check_column_extent(call_nm, offsets, "offsets", batch);
+  check_column_extent(call_nm, tokens, "tokens", batch);
+  call.io.seeds          = reinterpret_cast<const std::uint64_t*>(seeds.data());
+  call.io.seeds_stride   = std::int64_t(seeds.stride(0));
+  call.io.offsets        = reinterpret_cast<const std::uint64_t*>(offsets.data());
+  call.io.offsets_stride = std::int64_t(offsets.stride(0));
+  call.io.tokens         = tokens.data();
+  call.io.tokens_stride  = std::int64_t(tokens.stride(0));
+  ProfilingRegion region(call_nm);
+  launch<Mode::sample>(space, call, full, opts, ws);
 }
 
 template <class ExecutionSpace, class LogitsView, class MemorySpace, class IdView,
@@ -358,57 +348,58 @@ void dispatch_candidates(ExecutionSpace const& space, LogitsView const& logits,
   static_assert(check_output_type<ExecutionSpace, ProbView, float, 2>());
   static_assert(check_output_type<ExecutionSpace, LogprobView, float, 2>());
   static_assert(check_output_type<ExecutionSpace, CountView, int, 1>());
-  as_call("qrita::candidate_list", [&]() {
-    check_logits_shape(logits);
-    check_options(opts);
-    auto call = make_call(logits, Mode::candidates);
-    set_params(call, params);
-    const std::size_t batch = std::size_t(call.batch);
-    const std::size_t C     = ids.extent(1);
-    if (ids.extent(0) != batch)
-      invalid_argument("argument 'ids' has " + str(ids.extent(0)) +
-                       " rows, expected " + str(batch) + " (one per row of 'logits')");
-    const auto check_like_ids = [&](auto const& v, const char* name) {
-      if (v.data() == nullptr && v.size() == 0) return false;
-      if (v.extent(0) != batch || v.extent(1) != C)
-        invalid_argument(std::string("argument '") + name + "' is " +
-                         str(v.extent(0)) + " x " + str(v.extent(1)) + ", expected " +
-                         str(batch) + " x " + str(C) + " (the shape of 'ids'), or empty");
-      return true;
-    };
-    const bool with_probs    = check_like_ids(probs, "probs");
-    const bool with_logprobs = check_like_ids(logprobs, "logprobs");
-    check_column_extent(counts, "counts", batch);
-    if (C > std::size_t(INT_MAX))
-      invalid_argument("argument 'ids' has " + str(C) + " columns; at most " +
-                       std::to_string(INT_MAX) + " are supported");
-    if (batch > 0 && call.vocab > 0) {
-      const int most = list_capacity(space, call.batch, call.vocab, opts, ws);
-      if (C > std::size_t(most))
-        invalid_argument("a list of " + str(C) + " candidates per row is more than a "
-                         "team holds here (" + std::to_string(most) +
-                         (ws.given ? "" : "; a qrita::Workspace adds the device tier") +
-                         ")");
-    }
-    call.io.ids       = ids.data();
-    call.io.ids_row   = std::int64_t(ids.stride(0));
-    call.io.ids_slot  = std::int64_t(ids.stride(1));
-    if (with_probs) {
-      call.io.probs      = probs.data();
-      call.io.probs_row  = std::int64_t(probs.stride(0));
-      call.io.probs_slot = std::int64_t(probs.stride(1));
-    }
-    if (with_logprobs) {
-      call.io.logprobs      = logprobs.data();
-      call.io.logprobs_row  = std::int64_t(logprobs.stride(0));
-      call.io.logprobs_slot = std::int64_t(logprobs.stride(1));
-    }
-    call.io.counts        = counts.data();
-    call.io.counts_stride = std::int64_t(counts.stride(0));
-    call.io.list_size     = int(C);
-    ProfilingRegion region("qrita::candidate_list");
-    launch(space, call, opts, ws);
-  });
+  constexpr const char* call_nm = call_name<Mode::candidates>();
+  auto [call, full] = begin_call<Mode::candidates>(space, logits, opts);
+  set_params(call_nm, call, params);
+  const std::size_t batch = std::size_t(call.batch);
+  const std::size_t C     = ids.extent(1);
+  if (ids.extent(0) != batch)
+    invalid_argument(call_nm, "argument 'ids' has " + str(ids.extent(0)) +
+                                  " rows, expected " + str(batch) +
+                                  " (one per row of 'logits')");
+  const auto check_like_ids = [&](auto const& v, const char* name) {
+    if (v.data() == nullptr && v.size() == 0) return false;
+    if (v.extent(0) != batch || v.extent(1) != C)
+      invalid_argument(call_nm, std::string("argument '") + name + "' is " +
+                                    str(v.extent(0)) + " x " + str(v.extent(1)) +
+                                    ", expected " + str(batch) + " x " + str(C) +
+                                    " (the shape of 'ids'), or empty");
+    return true;
+  };
+  const bool with_probs    = check_like_ids(probs, "probs");
+  const bool with_logprobs = check_like_ids(logprobs, "logprobs");
+  check_column_extent(call_nm, counts, "counts", batch);
+  if (C > std::size_t(INT_MAX))
+    invalid_argument(call_nm, "argument 'ids' has " + str(C) + " columns; at most " +
+                                  std::to_string(INT_MAX) + " are supported");
+  if (batch > 0 && call.vocab > 0) {
+    // The largest list a call can make: the candidates a team holds.
+    const int most = full.plan.candidate_capacity + (ws.given ? full.plan.tier_capacity : 0);
+    if (C > std::size_t(most))
+      invalid_argument(call_nm, "a list of " + str(C) +
+                                    " candidates per row is more than a team holds here (" +
+                                    std::to_string(most) +
+                                    (ws.given ? "" : "; a qrita::Workspace adds the device tier") +
+                                    ")");
+  }
+  call.io.ids      = ids.data();
+  call.io.ids_row  = std::int64_t(ids.stride(0));
+  call.io.ids_slot = std::int64_t(ids.stride(1));
+  if (with_probs) {
+    call.io.probs      = probs.data();
+    call.io.probs_row  = std::int64_t(probs.stride(0));
+    call.io.probs_slot = std::int64_t(probs.stride(1));
+  }
+  if (with_logprobs) {
+    call.io.logprobs      = logprobs.data();
+    call.io.logprobs_row  = std::int64_t(logprobs.stride(0));
+    call.io.logprobs_slot = std::int64_t(logprobs.stride(1));
+  }
+  call.io.counts        = counts.data();
+  call.io.counts_stride = std::int64_t(counts.stride(0));
+  call.io.list_size     = int(C);
+  ProfilingRegion region(call_nm);
+  launch<Mode::candidates>(space, call, full, opts, ws);
 }
 
 }  // namespace detail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_LAUNCH_HPP
 #define QRITA_DETAIL_LAUNCH_HPP
 
@@ -21,34 +22,38 @@
 namespace qrita {
 namespace detail {
 
-[[noreturn]] inline void invalid_argument(std::string const& what) {
-  throw std::invalid_argument("qrita::sample_mask: " + what);
+// The public function a call entered through names every error it raises.
+template <Mode M>
+constexpr const char* call_name() {
+  return M == Mode::mask     ? "qrita::sample_mask"
+         : M == Mode::sample ? "qrita::sample_tokens"
+                             : "qrita::candidate_list";
+}
+
+[[noreturn]] inline void invalid_argument(const char* call, std::string const& what) {
+  throw std::invalid_argument(std::string(call) + ": " + what);
 }
 
 inline std::string str(std::size_t n) { return std::to_string(n); }
 
-inline void check_options(Options const& opts) {
-  if (opts.candidate_capacity < 0)
-    invalid_argument("Options::candidate_capacity must be >= 0, got " +
-                     std::to_string(opts.candidate_capacity));
-  if (opts.tier_capacity < -1)
-    invalid_argument("Options::tier_capacity must be >= -1, got " +
-                     std::to_string(opts.tier_capacity));
-  if (opts.team_size < 0)
-    invalid_argument("Options::team_size must be >= 0, got " +
-                     std::to_string(opts.team_size));
-  if (opts.max_teams < 0)
-    invalid_argument("Options::max_teams must be >= 0, got " +
-                     std::to_string(opts.max_teams));
-  if (opts.teams_per_row < 0)
-    invalid_argument("Options::teams_per_row must be >= 0, got " +
-                     std::to_string(opts.teams_per_row));
+inline void check_options(const char* call, Options const& opts) {
+  const auto at_least = [&](int value, int least, const char* name) {
+    if (value < least)
+      invalid_argument(call, std::string("Options::") + name + " must be >= " +
+                                 std::to_string(least) + ", got " +
+                                 std::to_string(value));
+  };
+  at_least(opts.candidate_capacity, 0, "candidate_capacity");
+  at_least(opts.tier_capacity, -1, "tier_capacity");
+  at_least(opts.team_size, 0, "team_size");
+  at_least(opts.max_teams, 0, "max_teams");
+  at_least(opts.teams_per_row, 0, "teams_per_row");
 }
 
-inline void check_vocab(std::int64_t vocab) {
+inline void check_vocab(const char* call, std::int64_t vocab) {
   if (vocab > std::int64_t(INT_MAX))
-    invalid_argument("vocab " + std::to_string(vocab) + " is above the supported " +
-                     std::to_string(INT_MAX));
+    invalid_argument(call, "vocab " + std::to_string(vocab) + " is above the supported " +
+                               std::to_string(INT_MAX));
 }
 
 // Threads per split team, teams per row for this batch, and the rows and
@@ -118,13 +123,14 @@ struct FullPlan {
   SplitSizes split;
 };
 
+// The options and the vocabulary have been checked (check_options,
+// check_vocab or check_logits_shape) by the public call `call`; the plan
+// itself can reject only a team size the backend cannot launch.
 template <class ExecutionSpace>
-FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
+FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int64_t batch,
                         std::int64_t vocab, Options const& opts) {
   using Kernel = MaskKernel<ExecutionSpace>;
   using P      = Policy<ExecutionSpace>;
-  check_options(opts);
-  check_vocab(vocab);
   FullPlan full;
   LaunchPlan& plan = full.plan;
   if (batch <= 0 || vocab <= 0) return full;
@@ -155,7 +161,7 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
       batch * std::int64_t(P::team_size) * 2 > std::int64_t(space.concurrency()))
     team_size = P::wide_batch_team_size;
   if (opts.team_size > team_max)
-    invalid_argument("Options::team_size is " + std::to_string(opts.team_size) +
+    invalid_argument(call, "Options::team_size is " + std::to_string(opts.team_size) +
                      ", more than the backend allows here (" +
                      std::to_string(team_max) + ")");
   if (team_size > team_max) team_size = team_max;
@@ -197,9 +203,8 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   // (one team per row) where the split teams take more than one wave
   // (more than SplitSizes::resident_teams): every team's
   // own copy of the plan would delay the next wave. In one wave the copies
-  // run side by side and the launch would cost more than it saves (1.5-4
-  // us at batch 1 on an H100; PERFORMANCE.md, twenty-second session). The
-  // backend's own choice of teams per row keeps to one wave; a caller's
+  // run side by side and the extra launch would cost more than it saves
+  // (docs/DESIGN.md, split rows). The backend's own choice of teams per row keeps to one wave; a caller's
   // Options::teams_per_row may not.
   plan.split_plans_apart =
       plan.teams_per_row > 1 && batch * plan.teams_per_row > full.split.resident_teams;
@@ -219,10 +224,14 @@ FullPlan make_full_plan(ExecutionSpace const& space, std::int64_t batch,
   return full;
 }
 
+// The plan for a caller that has checked nothing yet (qrita::plan,
+// qrita::Workspace).
 template <class ExecutionSpace>
-LaunchPlan make_plan(ExecutionSpace const& space, std::int64_t batch,
-                     std::int64_t vocab, Options const& opts) {
-  return make_full_plan(space, batch, vocab, opts).plan;
+LaunchPlan checked_plan(const char* call, ExecutionSpace const& space, std::int64_t batch,
+                        std::int64_t vocab, Options const& opts) {
+  check_options(call, opts);
+  check_vocab(call, vocab);
+  return make_full_plan(call, space, batch, vocab, opts).plan;
 }
 
 // Device memory a call may use: the workspace's, or none.
@@ -239,7 +248,6 @@ struct Call {
   std::int64_t batch      = 0;
   int vocab               = 0;
   std::int64_t row_stride = 0;
-  Mode mode               = Mode::mask;
   RowIO io;
 };
 
@@ -281,7 +289,7 @@ void launch_unsplit(const char* label, ExecutionSpace const& space, Kernel const
 // The sampler's and the list's second kernel (MaskKernel's Deferred): the
 // rows the first deferred, one team each (unsplit calls; a split call has
 // its own launches, launch_split). A call that can defer rows (see
-// launch_mode) always launches it, since whether a row was deferred is
+// launch) always launches it, since whether a row was deferred is
 // known on the device only; teams without a flagged row return after
 // reading their rows' flags.
 template <class ExecutionSpace, class T, Mode M>
@@ -302,7 +310,7 @@ void launch_deferred(ExecutionSpace const& space,
 
 // The launches of a split call (split_kernel.hpp), in order on `space`:
 // scan and gather (which writes the mask). A sampler or list call that can
-// defer rows (see launch_mode): scan, the deferred rows' plan where
+// defer rows (see launch): scan, the deferred rows' plan where
 // LaunchPlan::split_plans_apart, gather (the Deferred variant, which also
 // gathers the deferred rows' boundary) and finish.
 template <class ExecutionSpace, class T, Mode M>
@@ -360,12 +368,14 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
   run("qrita::split_gather", sk, SplitGather{}, 64);
 }
 
+// The launches of one public call (M: which one, fixed at compile time, so
+// that a caller of sample_mask instantiates the mask's kernels alone), after
+// its arguments and options have been checked and its plan made.
 template <Mode M, class ExecutionSpace, class T>
-void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const& opts,
-                 WorkspaceMemory const& ws) {
+void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
+            Options const& opts, WorkspaceMemory const& ws) {
   using Kernel = MaskKernel<ExecutionSpace, T, M>;
   if (call.batch == 0 || call.vocab == 0) return;
-  FullPlan full   = make_full_plan(space, call.batch, call.vocab, opts);
   LaunchPlan& plan = full.plan;
   if (!ws.given) {
     // No workspace: on-chip candidates only, one team per row.
@@ -373,7 +383,7 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
     plan.workspace_bytes = 0;
     plan.teams_per_row   = 1;
   } else if (plan.workspace_bytes > ws.bytes) {
-    invalid_argument("the workspace holds " + str(ws.bytes) + " bytes; a call on " +
+    invalid_argument(call_name<M>(), "the workspace holds " + str(ws.bytes) + " bytes; a call on " +
                      std::to_string(call.batch) + " x " + std::to_string(call.vocab) +
                      " logits with these options needs " + str(plan.workspace_bytes) +
                      " (make it with qrita::Workspace(space, batch, vocab, options) "
@@ -418,9 +428,8 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
     return;
   }
   // The sampler's unsplit kernel calls the search out of line where the
-  // policy says so (CUDA): measured on an H100, it is faster so, and the
-  // mask's, the list's and the split kernels are slower (PERFORMANCE.md,
-  // 2026-11-24).
+  // policy says so (Policy::sampler_search_out_of_line, which gives the
+  // reason); the mask's, the list's and the split kernels inline it.
   using Unsplit =
       MaskKernel<ExecutionSpace, T, M,
                  M == Mode::sample && Policy<ExecutionSpace>::sampler_search_out_of_line>;
@@ -429,21 +438,8 @@ void launch_mode(ExecutionSpace const& space, Call<T> const& call, Options const
   const Unsplit unsplit = Unsplit::from(kernel);
   static_assert(sizeof(Unsplit) < 4096,
                 "qrita: the kernel must fit in a kernel argument (4 KiB)");
-  const char* label = M == Mode::mask     ? "qrita::sample_mask"
-                      : M == Mode::sample ? "qrita::sample_tokens"
-                                          : "qrita::candidate_list";
-  launch_unsplit(label, space, unsplit, plan);
+  launch_unsplit(call_name<M>(), space, unsplit, plan);
   launch_deferred(space, kernel, plan);
-}
-
-template <class ExecutionSpace, class T>
-void launch(ExecutionSpace const& space, Call<T> const& call, Options const& opts,
-            WorkspaceMemory const& ws) {
-  switch (call.mode) {
-    case Mode::mask: launch_mode<Mode::mask>(space, call, opts, ws); break;
-    case Mode::sample: launch_mode<Mode::sample>(space, call, opts, ws); break;
-    case Mode::candidates: launch_mode<Mode::candidates>(space, call, opts, ws); break;
-  }
 }
 
 // A Kokkos Tools region that is closed on every way out, exceptions too.
