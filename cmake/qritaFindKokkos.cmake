@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Finds Kokkos >= 3.4 (any later major version too) and defines
 # QRITA_KOKKOS_VERSION. Shared by the build and by the installed
 # qritaConfig.cmake.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Warning flags for qrita's own targets (never exported to users).
 #
 # Device compilers get the same set, less what their generated code trips

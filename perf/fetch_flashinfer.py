@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Extracts FlashInfer's sampling operators from a flashinfer-python wheel into
 a small self-contained package for perf/peers.py, and optionally builds them
 ahead of time with FlashInfer's own JIT build (scripts/fetch-peers.sh runs

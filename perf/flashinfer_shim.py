@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Stand-ins for the few FlashInfer modules that flashinfer/sampling.py imports
 besides its JIT, so that the sampling module runs with only torch,
 apache-tvm-ffi and filelock (no cutlass-dsl, cudnn, nccl, ...).

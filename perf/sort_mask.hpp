@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_PERF_SORT_MASK_HPP
 #define QRITA_PERF_SORT_MASK_HPP
 

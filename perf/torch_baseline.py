@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The PyTorch baselines alone: perf/peers.py with --kinds torch-sort,torch-topk.
 
     python3 perf/torch_baseline.py [--out torch.json] [peers.py flags]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Stand-ins for the few vLLM helpers that vLLM's top-k/top-p Triton kernel
 file imports, so that the file runs with only torch and triton (no vllm).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_SRC_SYNTHETIC_HPP
 #define QRITA_SRC_SYNTHETIC_HPP
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_TESTS_SUPPORT_HPP
 #define QRITA_TESTS_SUPPORT_HPP
 

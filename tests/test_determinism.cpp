@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Determinism (SEMANTICS.md, definition 5 and case 20): a row's output is
 // bitwise the same alone, at any position of a large batch, with any
 // neighbours, with any team size or league, on every run, and on every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the number systems the kernels decide in: order keys,
 // fixed-point weights, the top-p target, and the paper's tables.
 

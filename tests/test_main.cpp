@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test binary's entry point: Kokkos lives for the whole run, so every
 // backend it enables is available to the typed tests.
 #include <Kokkos_Core.hpp>

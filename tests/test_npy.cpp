@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .npy reader and writer behind qrita-cli --input / --output.
 
 #include "npy.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The oracle against a second, deliberately naive reading of the definition
 // (repeated argmax for top-k, long double sums for top-p) on small rows full
 // of ties, NaN and infinities: the reference must itself be right.
@@ -109,7 +110,7 @@ TEST(Oracle, MaskLeavesKeptEntriesAndWritesNegInf) {
 
 }  // namespace
 
-// --- temperature, min-p, candidate lists (issue 10) ---------------------------
+// --- temperature, min-p, candidate lists -------------------------------------
 
 namespace {
 

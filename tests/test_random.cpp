@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Randomised property test: thousands of rows against the oracle, mixing
 // logit shapes, vocab sizes from 1 to 262208 and per-row k and p (disabled
 // rows included). Top-k sets must match exactly; top-p by SEMANTICS.md's rule.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sample_tokens and candidate_list against the definition:
 //  * candidate lists against the oracle's kept distribution (ids exactly,
 //    probabilities within 1e-6, log-probabilities within 1e-5), capacities

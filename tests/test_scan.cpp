@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass 1 on its own: detail::scan_row on crafted rows, against a count on
 // the host of what the pass promises (sigma_truncate.hpp): the candidates
 // (entries neither -inf nor NaN), the largest and smallest candidate keys,
@@ -11,9 +12,8 @@
 // itself to its contract, on every backend, at several team sizes and both
 // unrolls, on rows whose 16-byte groups lie wholly below the histogram's
 // range, straddle it, or hold NaN, -inf, +inf and signed zeros, starting at
-// every alignment. (Written for a group-at-once path that was measured
-// slower on the H100 and taken out, 2026-11-25: a planted slip in it, NaN
-// counted as a candidate, failed this test and no other.)
+// every alignment. (A planted slip in a group-at-once variant of pass 1,
+// NaN counted as a candidate, fails this test and no other.)
 
 // nvcc also compiles a host copy of each KOKKOS_LAMBDA. The one that calls
 // pivot_search directly (search_below_holds) instantiates the search with a

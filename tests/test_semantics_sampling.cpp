@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cases of docs/SEMANTICS.md for temperature, min-p, 16-bit logits,
 // sample_tokens and candidate_list (cases 21-31), by number and name, on
 // every enabled backend. Each expected answer below was worked out by hand

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Case 19: malformed calls throw std::invalid_argument naming the argument and
 // what was expected, before anything is written. Also the overload set: the
 // single-filter and instance-free calls mean what they say.

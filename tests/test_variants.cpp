@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paper's ablations and the tuning knobs are reachable through Options
 // and change speed only: every variant gives bitwise the default's output,
 // except Ties::keep_all, which keeps the whole boundary tie group.

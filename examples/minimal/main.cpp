@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The smallest complete use of qrita: mask a batch of logits with per-row
 // top-k and top-p on the default execution space, then check the result
 // against the host reference. Exits non-zero on any difference.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A serving engine's step with qrita: bf16 logits, per-row temperature,
 // min-p, top-k and top-p in one qrita::SamplingParams, then
 //   * qrita::sample_tokens: one token per request, from its own seed and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_ORACLE_HPP
 #define QRITA_ORACLE_HPP
 
@@ -157,8 +158,8 @@ inline RowResult evaluate(const float* row, std::int64_t vocab, RowFilters const
   const bool greedy = is_greedy(f.temperature);
   const bool topk   = f.k > 0 && std::int64_t(f.k) < vocab;
   bool topp         = f.p < 1.0f;  // NaN: off
-  // p <= 0 acts as k = 1, which is off on a one-entry row (as before min-p
-  // and temperature existed; the row is the same either way).
+  // p <= 0 acts as k = 1, which is off on a one-entry row (the row is the
+  // same either way).
   if (topp && !(f.p > 0.0f) && vocab <= 1) topp = false;
   const bool minp = f.min_p > 0.0f;  // NaN: off
   if (!greedy && !topk && !topp && !minp) return r;

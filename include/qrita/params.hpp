@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_PARAMS_HPP
 #define QRITA_PARAMS_HPP
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_SAMPLE_TOKENS_HPP
 #define QRITA_SAMPLE_TOKENS_HPP
 

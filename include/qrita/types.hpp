@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_TYPES_HPP
 #define QRITA_TYPES_HPP
 
@@ -56,10 +57,9 @@ KOKKOS_FORCEINLINE_FUNCTION float to_float(bfloat16 x) {
 KOKKOS_FORCEINLINE_FUNCTION float to_float(float16 x) {
 #if defined(__CUDA_ARCH__)
   // One instruction on NVIDIA devices, exact (a NaN stays a NaN). The
-  // branches below made nvcc keep the fp16 mask kernel's functions out of
-  // line, with a copy of the whole functor (2.4 KB) into every thread's
-  // local memory at the kernel's entry (ptxas, sm_90: a stack of about
-  // 2.4 KB instead of about 0.25 KB; docs/PERFORMANCE.md, eighth run).
+  // branches below make nvcc keep the fp16 mask kernel's functions out of
+  // line, with a copy of the whole functor into every thread's local
+  // memory at the kernel's entry (docs/DESIGN.md, "Code shape on GPUs").
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
   return f;

@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_VERSION_HPP
 #define QRITA_VERSION_HPP
 
 #define QRITA_VERSION_MAJOR 0
-#define QRITA_VERSION_MINOR 1
+#define QRITA_VERSION_MINOR 2
 #define QRITA_VERSION_PATCH 0
 // major * 10000 + minor * 100 + patch, like KOKKOS_VERSION.
 #define QRITA_VERSION \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: logits are masked in place, so they cannot be const.
 #include <qrita/qrita.hpp>
 int main() {

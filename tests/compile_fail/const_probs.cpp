@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: probs are const (candidate_list writes them).
 #include <qrita/qrita.hpp>
 int main() {

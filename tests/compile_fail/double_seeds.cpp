@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: seeds hold double (they must be 64-bit integers).
 #include <qrita/qrita.hpp>
 int main() {

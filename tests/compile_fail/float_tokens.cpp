@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: tokens hold float (they must be int).
 #include <qrita/qrita.hpp>
 int main() {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: k holds int.
 #include <qrita/qrita.hpp>
 int main() {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: logits must be [batch][vocab].
 #include <qrita/qrita.hpp>
 int main() {

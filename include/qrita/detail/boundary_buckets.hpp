@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_BOUNDARY_BUCKETS_HPP
 #define QRITA_DETAIL_BOUNDARY_BUCKETS_HPP
 
@@ -38,9 +39,8 @@ namespace detail {
 // one team_scan gives every run the sum above it, and the one thread whose
 // run holds the crossing walks it again. (A TeamThreadRange parallel_scan
 // walks the range in chunks of the team size, a team scan and a broadcast
-// each, and calls `value` twice per bucket: on the 2048 buckets of a top-p
-// plan that was most of the deferred sampler launch's time on an H100,
-// docs/PERFORMANCE.md.)
+// each, and calls `value` twice per bucket, where a top-p plan's value is
+// a weight bound with an exp: on 2048 buckets far more than one scan.)
 template <class T, class Member, class Value>
 KOKKOS_INLINE_FUNCTION int suffix_crossing(Member const& team, int nb, T head,
                                            Value const& value, T target,
@@ -164,9 +164,9 @@ KOKKOS_INLINE_FUNCTION bool range_fits(Member const& team, const std::uint32_t* 
 // slack: the weights' own exp_f is of a float exponent too, and every
 // exponent that gives a weight lies above -128, where the two roundings
 // and the two exps differ by far less than the slack. With the edges taken
-// once (BucketEdges), a bucket's two bounds took about 120 instructions on
-// sm_90 against about 280 with exp and a division in double per bound
-// (docs/PERFORMANCE.md, forty-fifth session).
+// once (BucketEdges), a bucket's two bounds take less than half the
+// instructions that an exp and a division in double per bound take, and a
+// plan bounds every bucket.
 struct WeightBounds {
   static constexpr double rel = 1e-4;  // the relative slack
   BucketEdges edges;
@@ -235,11 +235,9 @@ KOKKOS_INLINE_FUNCTION BucketRange topp_range_inline(Member const& team,
 }
 
 // The same, out of line. Inlined into the unsplit 16-bit mask kernels and
-// the split list kernel, it pushed them past what nvcc 11.8 inlines, and the
-// calls left out of line then copied the kernel functor (1.9 KB then, with
-// the sigma tables; frames of about 2.4 KB) into every thread's local
-// memory: 1.1-1.6x the time of a bf16 or fp16 mask at B = 1024 on an H100
-// (2026-11-25).
+// the split list kernel, it pushes them past what nvcc 11.8 inlines, and the
+// calls left out of line then copy the kernel functor into every thread's
+// local memory (docs/DESIGN.md, "Code shape on GPUs").
 template <class Member>
 KOKKOS_FUNCTION QRITA_NOINLINE BucketRange topp_range(Member const& team,
                                                       const std::uint32_t* hist,
@@ -294,12 +292,10 @@ enum class Gathered { keep, push, drop };
 // `set`, made -inf, or left. A group that changed is stored, a loose entry
 // that changed is written. With a branch per entry (as visit_row) the
 // branches around the bucket, the weight and the push (their convergence
-// bookkeeping, BSSY/BSYNC in CUDA SASS) kept one entry's chain of
-// dependent instructions from overlapping the next one's; so built, the
-// mask's big nuclei took 0.97x the time on an H200, but the sampler's and
-// the list's second kernel, whose reads only gather, took 1.02-1.04x
-// (docs/PERFORMANCE.md, thirty-ninth session): they keep a visit per entry
-// (visit_row).
+// bookkeeping, BSSY/BSYNC in CUDA SASS) keep one entry's chain of
+// dependent instructions from overlapping the next one's. The reads that
+// only gather (the sampler's and the list's) have short chains and gain
+// nothing from the phases: they keep a visit per entry (visit_row).
 template <class T, class Classify, class Sum>
 struct PhasedVisitor {
   T* row;
@@ -363,11 +359,9 @@ struct PhasedVisitor {
 // Which exact weights a gathering read sums (gather_range): none, or every
 // candidate's (RangeMass::total) and those above the range (::above). The
 // list's third read weighs none: it ranks by counts alone, and its
-// entries then take no exp (big nuclei at B = 1024 0.81x the time on an
-// H200; docs/PERFORMANCE.md, thirty-fifth session). The draw's third read
-// needs the weight above its buckets; summing only that (an exp only for
-// the entries above them, a branch that diverges within a warp) was not
-// faster than weighing every entry, so it weighs all.
+// entries then take no exp. The draw's third read needs the weight above
+// its buckets; summing only that would take an exp only for the entries
+// above them, a branch that diverges within a warp, so it weighs all.
 enum class Weigh { none, all };
 
 // The second read (and, with Write, write) of a miss, over `vocab`
@@ -383,9 +377,8 @@ enum class Weigh { none, all };
 // `set` is taken by value (so are the sets of gather_two_ranges and
 // scan_row): through a reference into the caller's frame the compiler
 // reloaded the set's pointers from the stack after every store a push
-// makes, since such a store might alias them (CUDA SASS). With the copy
-// the sampler's big nuclei at B = 1024 took 0.907x the time on an H200
-// (docs/PERFORMANCE.md, thirty-seventh session).
+// makes, since such a store might alias them (CUDA SASS); a copy in
+// registers cannot alias.
 template <int Unroll, bool Write, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
                                               int vocab, BucketMap const& map,
@@ -424,7 +417,7 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
   } else {
     // The candidate test on the value (one comparison, not a key), and the
     // weight above the range added by a select: the per-entry chain is what
-    // bounds these reads on a GPU (docs/PERFORMANCE.md, thirty-fifth session).
+    // bounds these reads on a GPU (docs/DESIGN.md, "Whole-row passes").
     const auto visit = [&](float z, int column, RangeMass& acc) {
       if (!is_candidate_value(z)) return;
       const int idx       = map.index(z);

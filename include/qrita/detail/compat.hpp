@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_COMPAT_HPP
 #define QRITA_DETAIL_COMPAT_HPP
 
@@ -80,8 +81,7 @@ KOKKOS_FORCEINLINE_FUNCTION float bits_as_float(std::uint32_t u) {
 // type right after (consecutive pivot-search passes) can overwrite partials
 // that slower warps are still reading. The team barrier after each reduction
 // closes that window. It is dropped only where a GPU run showed it is not
-// needed: Kokkos 4.6 (4.6.01 + CUDA 13 on an H100: racecheck clean without
-// it). Every version not checked on a GPU keeps it: 3.x (3.4.01 races
+// needed: Kokkos 4.6 (4.6.01 with CUDA 13: racecheck clean without it). Every version not checked on a GPU keeps it: 3.x (3.4.01 races
 // without it), 4.0 to 4.5, and 4.7 / 5.x (5.2.2 ran on OpenMP only). On host
 // backends it costs next to nothing. The evidence, and how to extend the
 // list: docs/DESIGN.md, "Portability notes".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_HISTOGRAM_HPP
 #define QRITA_DETAIL_HISTOGRAM_HPP
 
@@ -42,8 +43,8 @@ struct BucketMap {
   // bucket (index_in_range, of z raised to lo so that its conversion stays
   // in range). Without a branch: the bucket is computed for every z and
   // two selects pick the answer. The gathering reads call this on every
-  // entry; with the two tests as branches each entry also paid their
-  // convergence bookkeeping (docs/PERFORMANCE.md, thirty-fifth session).
+  // entry; with the two tests as branches each entry would also pay their
+  // convergence bookkeeping.
   KOKKOS_FORCEINLINE_FUNCTION int index(float z) const {
     const int in = index_in_range(raised_to_lo(z));
     return z > t ? nb : (z >= lo ? in : 0);
@@ -54,9 +55,8 @@ struct BucketMap {
   // z: lo). index's nested selects left nvcc a branch around the bucket
   // where z > t; this form has none. The mask's second read, which buckets
   // a group's entries side by side (boundary_buckets.hpp, PhasedVisitor),
-  // uses it; the reads that only gather keep index (this form made the
-  // sampler's and the list's second kernel slower: docs/PERFORMANCE.md,
-  // thirty-ninth and fortieth sessions).
+  // uses it; the reads that only gather keep index, whose visit per entry
+  // suits them (docs/DESIGN.md, "Whole-row passes").
   KOKKOS_FORCEINLINE_FUNCTION int index_flat(float z) const {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
     const int in = index_in_range(fmaxf(z, lo));

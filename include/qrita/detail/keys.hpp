@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_KEYS_HPP
 #define QRITA_DETAIL_KEYS_HPP
 
@@ -119,10 +120,9 @@ KOKKOS_FORCEINLINE_FUNCTION float floored_exponent(float e) {
 // +inf their limit weight; every finite entry of such a row weighs 0, at
 // any temperature. A NaN exponent (-inf * 0) is raised to -128, as is
 // every exponent below it: exp(-128) * 2^50 < 1, so such a weight is 0
-// either way. The clamp (fmaxf on a device) replaced a NaN test; big top-p
-// nuclei at batch 1024 took 0.96-0.97x the time on an H200
-// (PERFORMANCE.md, twenty-third session). Entries equal to ref keep their
-// early return: a flat row's entries take no exp.
+// either way. The clamp (fmaxf on a device) is one instruction where a NaN
+// test would be a branch per entry. Entries equal to ref keep their early
+// return: a flat row's entries take no exp.
 KOKKOS_FORCEINLINE_FUNCTION weight_type fixed_weight(float z, float ref, float scale,
                                                 float inv_t = 1.0f) {
   if (!(z < ref)) return static_cast<weight_type>(scale);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_MASK_KERNEL_HPP
 #define QRITA_DETAIL_MASK_KERNEL_HPP
 
@@ -222,9 +223,9 @@ constexpr std::size_t deferred_record_bytes(int buckets) {
 // the draw's or the list's (draw_partial, list_partial; one read for both
 // where the list's fit beside the boundary's: list_with_cut).
 // That code lives in its own kernel so that it costs the common rows only
-// that kernel's idle launch, 4-26 us on a call given p values (compiled
-// into the first kernel, it made every other sampler and list row 1.1-3x
-// slower on an H100: docs/PERFORMANCE.md).
+// that kernel's idle launch: compiled into the first kernel, it would
+// weigh on every other sampler and list row (registers, code size;
+// docs/DESIGN.md, "Deferred rows").
 template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
           bool OutOfLineSearch = false, bool Deferred = false>
 struct MaskKernel {
@@ -239,11 +240,9 @@ struct MaskKernel {
   static constexpr int row_unroll = Policy<ExecutionSpace>::row_unroll;
   // Loads in flight in gather_range (pass 2, the third read): row_unroll
   // for 4-byte logits. 16-bit logits read one group at a time there: with
-  // two, the unsplit bf16 and fp16 kernels grew past what nvcc inlines, and
-  // an out-of-line call made them copy their functor (2.4 KB) into every
-  // thread's local memory at entry (sm_90 stack 248 -> 2392 bytes), and
-  // those cells took 1.10-1.65x their time on an H100 (2026-11-25,
-  // docs/PERFORMANCE.md, fourteenth run).
+  // two, the unsplit bf16 and fp16 kernels grow past what nvcc inlines, and
+  // an out-of-line call makes them copy their functor into every thread's
+  // local memory at entry (docs/DESIGN.md, "Code shape on GPUs").
   static constexpr int gather_unroll = sizeof(T) == 4 ? row_unroll : 1;
   static constexpr int slots      = 2;  // team-shared ints: counter, result
   // What a third read (the draw's or the list's buckets) weighs (Weigh).
@@ -254,11 +253,10 @@ struct MaskKernel {
     return f.topp && !f.topk ? Weigh::all : Weigh::none;
   }
   // Whether the top-p bucket plans (topp_range) are inlined: in the 4-byte
-  // mask and sampler kernels, where the inlined first build of 715c0d3 was
-  // faster (the sampler on big nuclei at B = 1 0.73x the base's time
-  // against 0.78x out of line, H100, 2026-11-25). Out of line in the 16-bit
-  // and list kernels: inlined, it pushed the unsplit 16-bit mask and the
-  // split list kernels into a functor copy (see topp_range).
+  // mask and sampler kernels, which have room for them and save the call.
+  // Out of line in the 16-bit and list kernels: inlined, it pushes the
+  // unsplit 16-bit mask and the split list kernels into a functor copy
+  // (see topp_range).
   static constexpr bool inline_topp = sizeof(T) == 4 && M != Mode::candidates;
 
   using value_type = T;
@@ -363,11 +361,9 @@ struct MaskKernel {
   // The same, not inlined, called on a copy of the kernel that operator()
   // makes for a deferred row only (CUDA: Policy::deferred_out_of_line).
   // nvcc keeps some of the row's functions out of line, and a kernel whose
-  // functor (a kernel argument: about 0.3 KB, 1.9 KB while it held the
-  // sigma tables) has its address taken copies it whole into every
-  // thread's local memory at the kernel's entry: 220 us per call at
-  // B = 1024 on an H100 (ncu, with the tables) with no row deferred
-  // (docs/PERFORMANCE.md). Here only a deferred row's team
+  // functor (a kernel argument) has its address taken copies it whole into
+  // every thread's local memory at the kernel's entry, deferred row or not
+  // (docs/DESIGN.md, "Code shape on GPUs"). Here only a deferred row's team
   // pays that copy; the idle path stays a read of the flags.
   KOKKOS_FUNCTION QRITA_NOINLINE void finish_deferred_out_of_line(
       member_type const& team, std::int64_t r, Scratch const& s) const {
@@ -1329,11 +1325,9 @@ struct MaskKernel {
   // read's is (list_third); where the check fails, the row goes on as
   // before (write_list: a third read). false, having read nothing, when
   // the list's buckets do not lie above the boundary's or do not fit
-  // beside them in the set. (The sampler's draw was gathered so too, its
-  // buckets placed before the cut for every W the cut allows: on an H100
-  // it took 1.02-1.17x the time of the draw's own read after the cut,
-  // 2026-11-25, docs/PERFORMANCE.md; it reads them after the cut. The
-  // split path gathers the list's so too, in split_gather: early_range.)
+  // beside them in the set. (The draw's buckets depend on the cut's W; this
+  // kernel reads them after the cut: draw_partial. The split path gathers
+  // the list's so too, in split_gather: early_range.)
   KOKKOS_INLINE_FUNCTION bool list_with_cut(member_type const& team, std::int64_t r,
                                             const T* row, Filters const& f,
                                             BucketMap const& map, RowScan const& scan,

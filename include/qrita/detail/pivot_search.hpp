@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_PIVOT_SEARCH_HPP
 #define QRITA_DETAIL_PIVOT_SEARCH_HPP
 
@@ -118,7 +119,7 @@ constexpr int max_search_passes = 64;
 // Where `below` is given, the search writes M(> K) there at its last pass
 // (0 where it did not end): the weight of the set above the boundary's
 // key. An out-parameter, so that Boundary, which every decision carries,
-// stays four words (docs/PERFORMANCE.md, forty-seventh session).
+// stays four words (a fifth word costs every kernel registers or stack).
 template <int NP, class Member, class Src, class Measure>
 KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
                                              Src const& src,
@@ -219,11 +220,10 @@ KOKKOS_FORCEINLINE_FUNCTION Boundary pivot_search_either(
 // The same, kept out of line: one copy per search set and measure instead
 // of one at each of a kernel's dozen call sites. The sampler's unsplit
 // kernel on CUDA calls this one (MaskKernel's OutOfLineSearch,
-// Policy::sampler_search_out_of_line): on an H100 that kernel is then a
-// fifth faster, and the others slower (PERFORMANCE.md). A free function,
-// it takes only what it uses: an out-of-line member call on the kernel
-// argument would copy the whole functor to local memory (DESIGN.md,
-// portability notes).
+// Policy::sampler_search_out_of_line); the other kernels inline it. A free
+// function, it takes only what it uses: an out-of-line member call on the
+// kernel argument would copy the whole functor to local memory
+// (docs/DESIGN.md, "Code shape on GPUs").
 template <class Member, class Src, class Measure>
 KOKKOS_FUNCTION QRITA_NOINLINE Boundary pivot_search_out_of_line(
     bool binary, Member const& team, Src const& src, Measure const& measure,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_POLICY_HPP
 #define QRITA_DETAIL_POLICY_HPP
 
@@ -100,7 +101,7 @@ struct Policy {
   // Device teams: 512 threads while the batch leaves the device half empty
   // (a row then gets more of a multiprocessor), 256 beyond, where several
   // teams per multiprocessor overlap one team's search with the others'
-  // reads. Measured on an H100 (docs/PERFORMANCE.md).
+  // reads (docs/DESIGN.md, "Backends and launch bounds").
   static constexpr int team_size            = runs_on_host ? 1 : 512;
   static constexpr int wide_batch_team_size = runs_on_host ? 1 : 256;
 
@@ -108,11 +109,9 @@ struct Policy {
   // team per multiprocessor, which caps them at 64 registers a thread
   // (NVIDIA). Without a cap the kernel takes more than 80 registers on
   // sm_90 and a multiprocessor holds a single 512-thread team: too few
-  // bytes in flight to keep HBM busy while a team searches. Other bounds
-  // for the 256-thread teams of batch 1024 were slower on an H100
-  // (2026-11-27): 3 or 2 teams per multiprocessor with 80 or 128 registers
-  // 1.13-1.43x, 5 teams with 48 registers 1.09-1.18x (geometric means by
-  // call; docs/PERFORMANCE.md, twenty-seventh session).
+  // bytes in flight to keep HBM busy while a team searches. Fewer teams
+  // with more registers, or more with fewer, keep fewer bytes in flight or
+  // spill more (docs/DESIGN.md, "Backends and launch bounds").
   using launch_bounds = typename std::conditional<
       runs_on_host, Kokkos::LaunchBounds<>, Kokkos::LaunchBounds<1024, 1>>::type;
 
@@ -120,10 +119,9 @@ struct Policy {
   // (LaunchPlan::teams_alone: a batch no larger than the multiprocessors,
   // one team_size team per row), on CUDA: one team of up to team_size
   // threads per multiprocessor, which leaves 128 registers a thread
-  // (ptxas takes 126-128) against the cap's 64. On an H100 (2026-11-27,
-  // same call) batches 96 and 128 took 0.88-0.91x their time under the
-  // cap (geometric means by call; docs/PERFORMANCE.md, twenty-seventh
-  // session). Elsewhere launch_bounds.
+  // (ptxas takes 126-128) against the cap's 64: such a team is alone on
+  // its multiprocessor anyway, so the cap would only cost spills.
+  // Elsewhere launch_bounds.
   static constexpr bool alone_bounds_own = IsCuda<ExecutionSpace>::value;
   using alone_launch_bounds = typename std::conditional<
       alone_bounds_own, Kokkos::LaunchBounds<unsigned(team_size), 1>, launch_bounds>::type;
@@ -132,12 +130,8 @@ struct Policy {
   // wide_batch_team_size = 256 threads, three per multiprocessor, which
   // leaves 85 registers a thread (ptxas takes 80) against the cap's 64. A
   // split row's deciding team runs a long chain of dependent steps alone;
-  // with fewer spills it is shorter. On an H100 (2026-11-27, same call),
-  // with split_resident_teams and split_min_teams below, the split calls
-  // took 0.93-0.96x their time under the cap at batch 1, 0.87-0.92x at 16,
-  // 0.92-0.96x at 32 and 0.88-0.96x at 64 (geometric means by call;
-  // docs/PERFORMANCE.md, twenty-sixth session). Elsewhere launch_bounds:
-  // not measured on AMD devices.
+  // with fewer spills it is shorter (docs/DESIGN.md, "Small batches").
+  // Elsewhere launch_bounds.
   static constexpr bool split_bounds_own = IsCuda<ExecutionSpace>::value;
   // Split teams per multiprocessor under split_launch_bounds (CUDA), and the
   // threads a multiprocessor holds (NVIDIA: 2048; Kokkos' concurrency counts
@@ -154,11 +148,8 @@ struct Policy {
   // multiprocessors, e.g. batch 1), on CUDA: one team of
   // wide_batch_team_size threads per multiprocessor, which leaves up to
   // 255 registers a thread (ptxas takes 130-138 on split_scan). The
-  // deciding team's chain and every team's sample and read spill less. On
-  // an H100 (2026-11-27, same call) batches 1 to 4 took 0.93-0.96x their
-  // time under split_launch_bounds (geometric means by call;
-  // docs/PERFORMANCE.md, twenty-eighth session). Elsewhere
-  // split_launch_bounds.
+  // deciding team's chain and every team's sample and read spill less.
+  // Elsewhere split_launch_bounds.
   using split_alone_launch_bounds = typename std::conditional<
       split_bounds_own, Kokkos::LaunchBounds<unsigned(wide_batch_team_size), 1>,
       split_launch_bounds>::type;
@@ -186,12 +177,13 @@ struct Policy {
   // per multiprocessor split_teams_per_multiprocessor (what
   // split_launch_bounds leaves registers for), or fewer where the
   // multiprocessor's threads or shared memory hold fewer
-  // (resident_teams_per_multiprocessor). An H100 or H200: 3 (132 x 3 =
-  // 396); an RTX 4090 (1536 threads, 100 KiB): 2 of about 44 KiB. CUDA
-  // without the limits: 3 of every threads_per_multiprocessor of Kokkos'
-  // concurrency. Other devices: half the concurrency (launch_bounds' 64
-  // registers leave 1024 threads of 2048; not measured on AMD devices);
-  // hosts all. Teams beyond these queue for a second wave.
+  // (resident_teams_per_multiprocessor). A 132-multiprocessor device with
+  // 2048 threads and 228 KiB each: 3 (132 x 3 = 396); one with 1536
+  // threads and 100 KiB: 2 of about 44 KiB. CUDA without the limits: 3 of
+  // every threads_per_multiprocessor of Kokkos' concurrency. Other
+  // devices: half the concurrency (launch_bounds' 64 registers leave 1024
+  // threads of 2048); hosts all. Teams beyond these queue for a second
+  // wave.
   static std::int64_t split_resident_teams(std::int64_t concurrency, int team_threads,
                                            std::size_t scratch_bytes,
                                            MultiprocessorLimits const& mp) {
@@ -207,20 +199,13 @@ struct Policy {
   // Small batches: a row is split across several teams when the teams
   // that run at once (split_resident_teams) give each row at least
   // split_min_teams of them; the row then takes all its share, so the split
-  // teams fill one wave, each team taking at least split_segment entries.
-  // Measured on an H200 (docs/PERFORMANCE.md, twenty-third session), under
-  // the 64-register cap (4 teams of 256 per multiprocessor):
-  // - In one wave rather than two: at batch 64, 8 teams per row took
-  //   0.80-0.89x the time of 16 (two waves: each team's fixed work, its
-  //   sample of the row and its histogram, delayed the second).
-  // - Split against one 512-thread team per row: 0.64-0.78x at batch 8,
-  //   0.83-1.05x at 64 (V = 262144 / 128256; top-p 0.7 rows 0.72-0.93x,
-  //   top-k rows at V = 128256 1.1x), 1.04-1.23x at 128 and 1.22-1.34x at
-  //   256.
-  // CUDA, with 3 teams per multiprocessor (396 on an H100 or H200) and at
-  // least 6 teams a row: a row is split up to batch 66, as before
-  // (twenty-sixth session). Elsewhere 8, as measured under the cap. Hosts
-  // never split by default.
+  // teams fill one wave (in two, each team's fixed work, its sample of the
+  // row and its histogram, delays the second), each team taking at least
+  // split_segment entries. Past a few teams per row, one team per row
+  // reads as fast and saves the split's extra launches (docs/DESIGN.md,
+  // "Small batches"). CUDA, with 3 teams per multiprocessor (396 on a
+  // 132-multiprocessor device) and at least 6 teams a row: a row is split
+  // up to batch 66. Elsewhere 8. Hosts never split by default.
   static constexpr bool split_rows        = !runs_on_host;
   static constexpr int split_min_teams    = split_bounds_own ? 6 : 8;
   static constexpr int split_segment      = 4096;
@@ -229,9 +214,10 @@ struct Policy {
   static constexpr int row_unroll = 2;
 
   // The sampler's unsplit kernel calls the pivot search out of line
-  // (MaskKernel's OutOfLineSearch): on an H100 it is then a fifth faster.
-  // CUDA only: hipcc 5.2 for gfx908 fails to compile the out-of-line
-  // function ("unhandled SGPR spill to memory"), and hosts were not timed.
+  // (MaskKernel's OutOfLineSearch): one copy of the search instead of a
+  // dozen inlined ones leaves that kernel fewer spills (docs/DESIGN.md,
+  // "Code shape on GPUs"). CUDA only: hipcc 5.2 for gfx908 fails to
+  // compile the out-of-line function ("unhandled SGPR spill to memory").
   // The ranked draw (draw.hpp) is out of line on the same terms.
   static constexpr bool sampler_search_out_of_line = IsCuda<ExecutionSpace>::value;
 
@@ -249,7 +235,7 @@ struct Policy {
   // for its last team's cut instead of for another launch
   // (SplitKernel::deferred_end). CUDA only: the wait needs the teams to
   // run side by side, which a host backend running teams one after another
-  // on fewer threads does not do, and AMD devices were not run.
+  // on fewer threads does not do, and no other device backend promises.
   static constexpr bool split_fused_finish = IsCuda<ExecutionSpace>::value;
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_SIGMA_TRUNCATE_HPP
 #define QRITA_DETAIL_SIGMA_TRUNCATE_HPP
 
@@ -126,8 +127,9 @@ KOKKOS_INLINE_FUNCTION Threshold sample_threshold(Member const& team,
   const double shift = is_finite_value(first) ? double(first) : 0.0;
   SampleSums sums;
   // Each thread loads sample_loads entries before it adds any: as many
-  // reads in flight per thread, instead of one latency each (on an H100 the
-  // sample was about a third of a split row's first launch at batch 1).
+  // reads in flight per thread, instead of one latency each (the sample is
+  // a large share of a split row's first launch, where each team reads
+  // only a segment).
   // Entry j = c + u * chunks: consecutive threads read consecutive entries.
   const int chunks = (n + sample_loads - 1) / sample_loads;
   team_reduce(
@@ -236,7 +238,7 @@ KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
         // end, since a key costs about ten instructions per entry and a
         // skipped non-candidate a branch of its own. The pass is bound
         // by its per-entry instruction chains, most of all for 16-bit
-        // logits (docs/PERFORMANCE.md).
+        // logits (docs/DESIGN.md, "Whole-row passes").
         const float inf    = bits_as_float(0x7F800000u);
         float top          = -inf;
         float bottom       = inf;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_SPLIT_KERNEL_HPP
 #define QRITA_DETAIL_SPLIT_KERNEL_HPP
 
@@ -20,11 +21,11 @@
 //                         (Deferred rows, below: their first gathering.)
 //                         The mask: each team writes its segment's mask
 //                         (rows decided by split_scan), and a missed
-//                         row's last team writes the gathered entries'.
-//                         (This was a launch of its own, split_write,
-//                         paid by every mask call.) The sampler and the
-//                         list write nothing; without the deferred
-//                         launches below, split_gather clears their rows.
+//                         row's last team writes the gathered entries'
+//                         (no launch of its own for the writes). The
+//                         sampler and the list write nothing; without the
+//                         deferred launches below, split_gather clears
+//                         their rows.
 //
 // The sampler and the list (given p values and a workspace) launch
 // split_gather in its Deferred variant, and one or two others, for rows
@@ -507,8 +508,8 @@ struct SplitKernel {
   // the boundary's are (split_deferred_plan, or each split_gather team).
   // On CUDA out of line and static (Policy::deferred_out_of_line): the
   // call copies no functor, and split_scan's deciding code, which every
-  // sampler call runs, is left as it was (there this range cost the other
-  // sampler cells 1-2%: docs/PERFORMANCE.md, forty-second session).
+  // sampler call runs, does not carry it (placed there, it would weigh on
+  // every sampler row, deferred or not).
   // Elsewhere inlined: hipcc 5.2 for gfx908 fails on the out-of-line
   // function ("unhandled SGPR spill to memory"), as on the others.
   KOKKOS_INLINE_FUNCTION static BucketRange draw_early(member_type const& team,
@@ -744,8 +745,7 @@ struct SplitKernel {
   // from the merged histogram once, for split_gather's teams
   // (SplitLayout::plan_apart). Where each of those teams plans them itself
   // and the teams run in two waves, the plans of the first wave delay the
-  // second: at batch 64 on an H100 the plans were about a third of
-  // that launch.
+  // second by a large share of the launch.
   KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredPlan,
                                          member_type const& team) const {
     const std::int64_t r = team.league_rank();
@@ -920,7 +920,7 @@ struct SplitKernel {
       weight_type target = 0;
       typename Kernel::KeptSum kept{0, 0};
       // The draw or the list from the early range's set, where it holds
-      // the answer; else as before, from buckets placed now.
+      // the answer; else from buckets placed here, for a third read.
       const bool done = d.partial && early.hi >= early.lo &&
                         early_finish(team, r, f, d, sc, early, early_size, mass, both, help);
       if (d.partial && !done) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef QRITA_DETAIL_TABLES_HPP
 #define QRITA_DETAIL_TABLES_HPP
 
@@ -20,9 +21,10 @@
 // time (a truncation miss), never correctness.
 //
 // Constants in the functions that read them, not members of the kernel:
-// as members they were 1.6 KB of the kernel functor's 1.9 KB, which
-// nvcc copies into every thread's local memory wherever a call is left out
-// of line (the deferred kernels' entry, the split sampler's last team).
+// as members they would make the kernel functor about 1.9 KB instead of
+// about 0.3 KB, and nvcc copies the functor into every thread's local
+// memory wherever a call is left out of line (docs/DESIGN.md, "Code shape
+// on GPUs").
 
 #include <qrita/detail/compat.hpp>
 
