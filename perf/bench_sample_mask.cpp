@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // qrita_perf: the Google Benchmark suite of qrita::sample_mask on Kokkos'
 // default execution space, next to the memory floor (a read+write copy of
 // the same logits), a sort-based exact mask (the pre-Qrita way) and the
 // paper's ablations; and, on the same rows and filters, the sampler
 // (qrita::sample_tokens, qrita::candidate_list) and sample_mask on bf16 and
 // fp16 logits. perf/README.md describes the grid, the names and the flags;
-// scripts/plot_perf.py draws the JSON it writes.
+// scripts/perf_page.py turns the JSON it writes into docs/PERFORMANCE.md.
 //
 //   qrita_perf [--quick | --smoke] [--calibrate] [--seed=N] [google benchmark flags]
 //
@@ -18,12 +19,15 @@
 // batch of B rows is their first B rows. A warm-up call is checked against
 // the host oracle on up to four rows (first two, last two); a mismatch
 // skips the benchmark with the reason. Then per iteration: restore the
-// input from the pristine copy (not timed), fence, start, call, fence, stop
-// (manual time; the sampler's calls, which do not write the logits, find
-// them restored the same way). Their checks hold the definition with
-// temperature and min-p (reference_row, below). Counters: rows_per_ms,
+// input from the pristine copy (not timed), fence, then time the call:
+// CUDA events on the instance's stream on CUDA, the host clock up to a
+// fence elsewhere (manual time; the sampler's calls, which do not write the
+// logits, find them restored the same way). A configuration's time is the
+// median of its calls (counter median_us; real_time is their mean). The
+// checks hold the definition with temperature and min-p (reference_row,
+// below). Counters: rows_per_ms,
 // bytes_per_second (one read and one write of the logits; one read for the
-// sampler), x_copy (time / median time of a read+write copy of the same
+// sampler), x_copy (median time / median time of a read+write copy of the same
 // B x V logits, measured right before), copy_ms, workspace_bytes
 // (Workspace::bytes() of the one qrita::Workspace each qrita configuration
 // builds outside the timing and passes to every call, or the sort's key
@@ -37,6 +41,9 @@
 #include <qrita/qrita.hpp>
 
 #include <benchmark/benchmark.h>
+#ifdef KOKKOS_ENABLE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include "sort_mask.hpp"
 #include "synthetic.hpp"
@@ -57,6 +64,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -864,18 +872,80 @@ double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
+// The time of one call on `space`: CUDA events recorded on the instance's
+// stream around it where the backend is CUDA, else the host clock between
+// two fences. The caller fences before start().
+class CallTimer {
+ public:
+  explicit CallTimer(space_type const& space) : space_(space) {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<space_type, Kokkos::Cuda>::value) {
+      cudaEventCreate(&start_);
+      cudaEventCreate(&stop_);
+    }
+#endif
+  }
+  ~CallTimer() {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<space_type, Kokkos::Cuda>::value) {
+      cudaEventDestroy(start_);
+      cudaEventDestroy(stop_);
+    }
+#endif
+  }
+  CallTimer(CallTimer const&)            = delete;
+  CallTimer& operator=(CallTimer const&) = delete;
+
+  void start() {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<space_type, Kokkos::Cuda>::value) {
+      cudaEventRecord(start_, space_.cuda_stream());
+      return;
+    }
+#endif
+    t0_ = clock_type::now();
+  }
+  // Seconds since start(), once the call has finished.
+  double stop() {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<space_type, Kokkos::Cuda>::value) {
+      cudaEventRecord(stop_, space_.cuda_stream());
+      cudaEventSynchronize(stop_);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, start_, stop_);
+      return double(ms) * 1e-3;
+    }
+#endif
+    space_.fence();
+    return seconds_since(t0_);
+  }
+
+ private:
+  space_type space_;
+  clock_type::time_point t0_{};
+#ifdef KOKKOS_ENABLE_CUDA
+  cudaEvent_t start_{}, stop_{};
+#endif
+};
+
+double median_of(std::vector<double> t) {
+  if (t.empty()) return 0;
+  std::sort(t.begin(), t.end());
+  const std::size_t n = t.size();
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 template <class View>
 double copy_median(space_type const& space, View const& dst, View const& src) {
   std::vector<double> t;
+  CallTimer timer(space);
   for (int i = 0; i < 9; ++i) {
     space.fence();
-    const auto t0 = clock_type::now();
+    timer.start();
     Kokkos::deep_copy(space, dst, src);
-    space.fence();
-    t.push_back(seconds_since(t0));
+    t.push_back(timer.stop());
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median_of(t);
 }
 
 qrita::Options options_for(Kind kind) {
@@ -1049,20 +1119,20 @@ void run(benchmark::State& state, Config const& c) {
     });
   }
 
-  double total = 0;
+  std::vector<double> times;
   {
     AllocationListener listening;
+    CallTimer timer(space);
     for (auto _ : state) {
       if (c.kind != Kind::copy) restore();
       space.fence();
       g_alloc.counting = true;
-      const auto t0    = clock_type::now();
+      timer.start();
       call();
-      space.fence();
-      const double s   = seconds_since(t0);
+      const double s   = timer.stop();
       g_alloc.counting = false;
       state.SetIterationTime(s);
-      total += s;
+      times.push_back(s);
     }
   }
 
@@ -1086,7 +1156,9 @@ void run(benchmark::State& state, Config const& c) {
       }
   }
   const double iterations = double(state.iterations());
-  const double per_call   = total / std::max(1.0, iterations);
+  // The median call: robust to the odd slow call (a clock change, another
+  // process); Google Benchmark's own real_time is the mean.
+  const double per_call = median_of(times);
   // Bytes a call must move: the mask reads and writes the logits; the
   // sampler only reads them.
   const std::int64_t element = half ? 2 : std::int64_t(sizeof(float));
@@ -1094,6 +1166,7 @@ void run(benchmark::State& state, Config const& c) {
   state.SetBytesProcessed(std::int64_t(state.iterations()) * c.batch * c.vocab * element * passes);
   state.counters["batch"]           = double(c.batch);
   state.counters["vocab"]           = double(c.vocab);
+  state.counters["median_us"]       = per_call * 1e6;
   state.counters["rows_per_ms"]     = double(c.batch) / (per_call * 1e3);
   state.counters["x_copy"]          = per_call / copy_s;
   state.counters["copy_ms"]         = copy_s * 1e3;
@@ -1428,7 +1501,7 @@ int main(int argc, char** argv) {
       args.push_back(argv[i]);
     }
   }
-  // Few iterations by default: the whole grid must fit a short GPU session.
+  // Few iterations by default: the whole grid runs in a few minutes on one GPU.
   std::string default_min_time = "--benchmark_min_time=0.05";
   if (!min_time_given) args.insert(args.begin() + 1, default_min_time.data());
 

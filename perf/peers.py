@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """qrita's peers on qrita_perf's GPU grid, on the same inputs, in one go.
 
     python3 perf/peers.py [--out peers.json] [--quick] [--filter REGEX]
@@ -77,7 +78,7 @@ pass; vLLM's kernels keep whole tie groups, so they are not exact on ties.
 For the samplers, `exact` is the fraction of checked rows whose token is in
 the definition's kept set (within the same top-p rounding freedom).
 
-The JSON has Google Benchmark's layout; scripts/plot_perf.py overlays it on
+The JSON has Google Benchmark's layout; scripts/perf_page.py reads it beside
 qrita_perf's. perf/README.md has more.
 """
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Compares qrita_perf runs of two builds taken in the same device call.
+# SPDX-License-Identifier: Apache-2.0
+"""Compares qrita_perf runs of two builds, run one after the other on one GPU.
 
     scripts/compare_perf.py BASE.json NEW.json [NEW2.json ...] [--cells]
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fetches the peers perf/peers.py compares qrita with, into .peers/
 # (git-ignored: third-party code is never committed):
 #
@@ -135,7 +136,7 @@ python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --im
   "apache-tvm-ffi==$tvm_version" -d "$tmp/tvm" > "$tmp/pip.log" 2>&1 || { cat "$tmp/pip.log" >&2; exit 1; }
 build_args=()
 if [ $prebuild -eq 1 ]; then
-  nvcc_version=$("$cuda_home/bin/nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9]*\.[0-9]*\),.*/\1/p')
+  nvcc_version=$("$cuda_home/bin/nvcc" --version 2>/dev/null | sed -n 's/.*, V\([0-9]*\.[0-9]*\)\..*/\1/p')
   if [ -n "$nvcc_version" ] && printf '12.8\n%s\n' "$nvcc_version" | sort -V -C; then
     python3 -m pip download --no-deps -q packaging filelock -d "$tmp/build" > "$tmp/pip.log" 2>&1 || {
       cat "$tmp/pip.log" >&2; exit 1; }

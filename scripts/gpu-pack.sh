@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the CUDA test, perf and CLI binaries on this (CPU) machine and packs
 # them, with the shared libraries they need that a GPU machine may lack
 # (libcudart 11.8, fmt, Google Benchmark, ...), into one folder to copy to a

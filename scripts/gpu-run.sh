@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the whole GPU check on a machine with an NVIDIA GPU, from a bundle
 # made by scripts/gpu-pack.sh: the test suite (serving sizes included), the
 # suite under compute-sanitizer (memcheck and racecheck, reduced sizes), the
 # CLI against the oracle, the perf suite, qrita's peers on the same inputs
-# (perf/peers.py) and the plots. Everything lands in one folder.
+# (perf/peers.py) and the performance page written from them
+# (scripts/perf_page.py). Everything lands in one folder:
+#
+#   device.txt   the bundle's MANIFEST, nvidia-smi's name, driver, memory and
+#                clocks, the date
+#   tests.json, tests.log, sanitizer-memcheck.log, sanitizer-racecheck.log,
+#   cli.log, calibrate.txt
+#   perf.json, perf.txt        qrita_perf (the default grid and the copy)
+#   peers.json, peers.log      perf/peers.py (every peer whose files are there)
+#   PERFORMANCE.md, perf/*.png the page and its plots (plots need matplotlib)
+#   summary.txt                every step's outcome
+#
+# scripts/perf_page.py DIR --keep docs/perf/h200 then stores the raw data in
+# the repository and rewrites docs/PERFORMANCE.md.
 #
 #   scripts/gpu-run.sh [--bundle DIR] [--out DIR] [--skip STEP]...
 #                      [--peers-args "ARGS"] [-- PERF_FLAGS]
 #
-# STEP: tests, sanitizer, cli, perf, peers, plots. PERF_FLAGS go to qrita_perf
+# STEP: tests, sanitizer, cli, perf, peers, page. PERF_FLAGS go to qrita_perf
 # (e.g. --benchmark_filter=qrita/serving), ARGS to perf/peers.py (e.g.
 # "--kinds flashinfer-sample,vllm-sample"). Defaults: bundle ship/, results
 # in results/<date>-<gpu>/. FlashInfer's sampling module (.peers/flashinfer,
@@ -30,7 +44,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --skip) skip="$skip$2 "; shift 2 ;;
     --) shift; perf_flags=("$@"); break ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,32p' "$0"; exit 0 ;;
     *) echo "gpu-run: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -141,12 +155,16 @@ if wanted peers && [ -f "$repo/perf/peers.py" ]; then
   fi
 fi
 
-if wanted plots && [ -f "$out/perf.json" ] && python3 -c "import matplotlib" 2> /dev/null; then
-  step "plots and the target table"
-  python3 "$repo/scripts/plot_perf.py" "$out/perf.json" \
-    $( [ -f "$out/peers.json" ] && echo "$out/peers.json" ) --out "$out/plots" > "$out/plots.log" 2>&1
-  record plots $?
-  grep -E "^Targets held|cells met" "$out/plots/summary.md" 2>/dev/null | tee -a "$out/summary.txt"
+if wanted page && [ -f "$out/perf.json" ]; then
+  step "the performance page and its plots (scripts/perf_page.py)"
+  plots=()
+  python3 -c "import matplotlib" 2> /dev/null && plots=(--plots)
+  python3 "$repo/scripts/perf_page.py" "$out" --out "$out/PERFORMANCE.md" ${plots[@]+"${plots[@]}"} \
+    > "$out/page.log" 2>&1
+  record page $?
+  sed -n '/^## At a glance/,/^## Method/p' "$out/PERFORMANCE.md" 2> /dev/null | grep '^|' \
+    | tee -a "$out/summary.txt"
+  [ ${#plots[@]} -gt 0 ] || echo "no matplotlib here: the page without its plots" | tee -a "$out/summary.txt"
 fi
 
 step "done: results in $out"
