@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what qrita needs on Debian 12 (bookworm) and builds Kokkos.
 #
 #   scripts/install-deps.sh [--backend openmp|serial|cuda|hip] [--deps-dir DIR]
@@ -69,6 +70,13 @@ case "$backend" in
 esac
 
 say() { printf '[qrita deps] %s\n' "$*"; }
+# apt entries this script adds use the mirror apt already has.
+. "$repo/scripts/debian-mirror.sh"
+mirror_or_fail() {
+  local m; m=$(debian_mirror)
+  [ -n "$m" ] || { echo "install-deps: no Debian mirror found in apt's sources; set QRITA_DEBIAN_MIRROR" >&2; exit 1; }
+  echo "$m"
+}
 # Runs a build step quietly; on failure shows the end of its log.
 logged() {
   local name=$1; shift
@@ -99,9 +107,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$backend" = cuda ] && ! grep -rqsE '^(deb .*non-free|Components:.*non-free)' \
        /etc/apt/sources.list /etc/apt/sources.list.d/; then
     codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+    mirror=$(mirror_or_fail)
     say "adding Debian $codename contrib/non-free (CUDA 11.8 lives there)"
-    printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: contrib non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-      "$codename" "$codename" | "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/qrita-non-free.sources >/dev/null
+    printf 'Types: deb\nURIs: %s\nSuites: %s %s-updates\nComponents: contrib non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$mirror" "$codename" "$codename" | "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/qrita-non-free.sources >/dev/null
   fi
   say "installing Debian packages: ${missing[*]}"
   "${sudo_cmd[@]}" apt-get update -qq
@@ -121,9 +130,10 @@ if [ -f "$kokkos_src/CMakeLists.txt" ] && [ -f "$kernels_src/CMakeLists.txt" ]; 
 else
   codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
   if ! grep -rqsE '^(deb-src |Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    mirror=$(mirror_or_fail)
     say "adding a deb-src entry for Debian $codename main (needed for 'apt-get source')"
-    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-      "$codename" | "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/qrita-deb-src.sources >/dev/null
+    printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$mirror" "$codename" | "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/qrita-deb-src.sources >/dev/null
     apt_updated=0
   fi
   if [ $apt_updated -eq 0 ]; then

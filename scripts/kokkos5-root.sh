@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and tests qrita against Debian sid's packaged Kokkos 5 (libkokkos-dev
 # 5.2.2: OpenMP backend, C++20, shared libraries), inside a Debian sid root.
 #
@@ -81,16 +82,8 @@ done
 mkdir -p "$(dirname "$root")"
 root=$(cd "$(dirname "$root")" && pwd)/$(basename "$root")
 
-# The Debian mirror apt here already uses (deb822 .sources or one-line .list
-# entries): the first URI that ends in /debian.
-find_mirror() {
-  {
-    cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-      awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }'
-    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-      awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while (i < NF && $i !~ /\]$/) i++; i++ } print $i }'
-  } | grep -E '^https?://.*/debian/?$' | head -n1 || true
-}
+# The Debian mirror apt here already uses (scripts/debian-mirror.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/debian-mirror.sh"
 
 stamp=$root/.qrita-sid-root
 want="sid packages: ${sid_packages[*]}"
@@ -98,7 +91,7 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -z "${QRITA_SID_FORCE
   say "sid root: present in $root"
 else
   t0=$(date +%s)
-  mirror=${QRITA_SID_MIRROR:-$(find_mirror)}
+  mirror=${QRITA_SID_MIRROR:-$(debian_mirror)}
   [ -n "$mirror" ] || { echo "kokkos5-root: no Debian mirror found in apt's sources; set QRITA_SID_MIRROR" >&2; exit 1; }
   if ! command -v debootstrap > /dev/null; then
     say "installing debootstrap"
