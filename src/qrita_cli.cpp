@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // qrita-cli: masks a batch of logits (synthetic, or read from a .npy file;
 // float32, float16 or bfloat16) with qrita::sample_mask on Kokkos' default
-// execution space, shows what happened to each row, optionally draws a token
-// per row (qrita::sample_tokens) and lists each row's head
-// (qrita::candidate_list), times the calls against a plain copy of the same
-// data, and checks every row against the host oracle.
+// execution space, optionally draws a token per row (qrita::sample_tokens)
+// and lists each row's head (qrita::candidate_list), checks every row
+// against the host oracle, and times the calls against a plain copy of the
+// same data. The default output is a short summary; --verbose adds the
+// launch plan and what happened to each row.
 
 #include "npy.hpp"
 #include "synthetic.hpp"
@@ -22,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -29,6 +32,10 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
 namespace {
 
@@ -73,6 +80,7 @@ struct Config {
   std::int64_t rows = 16;
   std::string input, save_input, output;
   bool check = true;
+  bool verbose = false;      // the launch plan, per-row tables, search statistics
   bool help = false;
   std::string help_text;
   bool kokkos_help = false;
@@ -193,13 +201,15 @@ Config parse(int argc, char** argv) {
   const Config defaults{};  // for the help text (braces: nvcc wants an initializer)
   CLI::App app(
       "Masks a batch of logits with qrita::sample_mask (temperature, min-p, top-k,\n"
-      "top-p) on Kokkos' default execution space, prints what happened to each row,\n"
-      "optionally draws a token per row and lists each row's head, times the calls\n"
-      "against a plain copy of the same logits, and compares every row with the\n"
-      "host reference (qrita::oracle).\n",
+      "top-p) on Kokkos' default execution space, optionally draws a token per row\n"
+      "and lists each row's head, compares every row with the host reference\n"
+      "(qrita::oracle), and times the calls against a plain copy of the same\n"
+      "logits. It prints a short summary: the entries kept per row, the rows that\n"
+      "match the reference, and each call's time as a multiple of the copy's;\n"
+      "--verbose adds the launch plan and what happened to each row.\n",
       "qrita-cli");
-  // As before CLI11: a repeated option takes its last value, and a flag
-  // takes no value ("--no-check=0" would otherwise turn the check back on).
+  // A repeated option takes its last value, and a flag takes no value
+  // ("--no-check=0" would otherwise turn the check back on).
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.option_defaults()->disable_flag_override();
   app.footer(
@@ -213,7 +223,9 @@ Config parse(int argc, char** argv) {
   const std::string input = "input (synthetic unless --input is given)";
   std::vector<CLI::Option*> synthetic;
   synthetic.push_back(add_number(app, "--batch", c.batch, [](std::int64_t n) {
-                        if (n < 0) throw UsageError(fmt::format("--batch must be >= 0, got {}", n));
+                        if (n == 0)
+                          throw UsageError("--batch 0: no rows, nothing to do (give 1 or more)");
+                        if (n < 0) throw UsageError(fmt::format("--batch must be >= 1, got {}", n));
                       })
                           ->type_name("N")
                           ->description(fmt::format("rows (default {})", defaults.batch)));
@@ -280,12 +292,17 @@ Config parse(int argc, char** argv) {
       ->group(masking);
   add_number(app, "--min-p", c.min_p, [&c](float m) {
     if (std::isnan(m)) throw UsageError("--min-p must be a number, got NaN");
+    // The library reads m > 1 as 1 (docs/SEMANTICS.md); a value above 1 on
+    // the command line is a mistake, not a request for that.
+    if (m > 1.0f)
+      throw UsageError(fmt::format(
+          "--min-p must be at most 1 (1 keeps the largest entry's ties; <= 0: off), got {}", m));
     c.min_p_given = true;
   })
       ->type_name("M")
       ->description(
           "min-p on every row (SamplingParams::min_p; default: none;\n"
-          "<= 0: off): keeps x >= max + T ln(M)")
+          "<= 0: off; at most 1): keeps x >= max + T ln(M)")
       ->group(masking);
   add_number(app, "--k", c.k)
       ->type_name("K")
@@ -351,7 +368,8 @@ Config parse(int argc, char** argv) {
     if (n < 0) throw UsageError(fmt::format("--rows must be >= 0, got {}", n));
   })
       ->type_name("N")
-      ->description(fmt::format("print at most N rows (default {})", defaults.rows))
+      ->description(fmt::format("print at most N rows of each table (default {})",
+                                defaults.rows))
       ->group(output);
   std::int64_t repeat = c.repeat;
   add_number(app, "--repeat", repeat, [](std::int64_t n) {
@@ -363,6 +381,11 @@ Config parse(int argc, char** argv) {
       ->group(output);
   app.add_flag_callback("--no-check", [&c] { c.check = false; },
                         "skip the comparison with the oracle")
+      ->group(output);
+  app.add_flag_callback("-v,--verbose", [&c] { c.verbose = true; },
+                        "also print the launch plan, each row's kept entries,\n"
+                        "search paths and passes (up to --rows rows), every\n"
+                        "drawn token and list, and the timing details")
       ->group(output);
   app.set_help_flag("-h,--help", "this text; --kokkos-help lists Kokkos' options")->group(output);
 
@@ -399,6 +422,95 @@ Config parse(int argc, char** argv) {
   return c;
 }
 
+// A file the run will write: its folder must exist, so that a mistake in
+// the path fails before any work is done.
+void check_writable(const char* option, const std::string& path) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path file(path);
+  if (fs::is_directory(file, ec))
+    throw UsageError(fmt::format("{} {}: that is a folder; give a file name", option, path));
+  const fs::path folder = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  if (!fs::is_directory(folder, ec))
+    throw UsageError(
+        fmt::format("{} {}: the folder {} does not exist", option, path, folder.string()));
+#if defined(__unix__) || defined(__APPLE__)
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw UsageError(
+        fmt::format("{} {}: the folder {} is not writable", option, path, folder.string()));
+#endif
+}
+
+// "1.5 GB": decimal units, as the copy's GB/s.
+std::string format_bytes(double bytes) {
+  static const char* const units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  int u = 0;
+  for (; bytes >= 1000 && u < 6; ++u) bytes /= 1000;
+  return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+// Memory a run holds at once, per logit entry. On the host: the values as
+// floats (and their 16-bit patterns), the masked result as floats (and as
+// 16-bit patterns for --output), and mirrors of the device's Views where the
+// device's memory is not the host's. On the device: the input and the
+// masked copy. Where they are the same memory, the host holds both.
+struct MemoryNeed {
+  double host = 0;    // bytes per entry
+  double device = 0;  // bytes per entry; 0 where the device's Views live on the host
+};
+
+MemoryNeed memory_need(Dtype dtype) {
+  const double stored = dtype == Dtype::float32 ? 4 : 2;
+  MemoryNeed n;
+  n.host   = 4 + 4 + (dtype == Dtype::float32 ? 0 : 2 + 2);
+  n.device = 2 * stored;
+  if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible) {
+    n.host += n.device;
+    n.device = 0;
+  } else {
+    n.host += 2 * stored;
+  }
+  return n;
+}
+
+// The host's physical memory in bytes; 0 where unknown.
+double physical_memory() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page  = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) return double(pages) * double(page);
+#endif
+  return 0;
+}
+
+// "about 64.0 kB of memory (16 bytes per entry)", and the device's share
+// where it has memory of its own.
+std::string describe_need(std::int64_t rows, std::int64_t cols, Dtype dtype) {
+  const MemoryNeed n = memory_need(dtype);
+  const double entries = double(rows) * double(cols);
+  std::string out = fmt::format("about {} of {}memory ({} bytes per entry)",
+                                format_bytes(entries * n.host), n.device > 0 ? "host " : "",
+                                n.host);
+  if (n.device > 0)
+    out += fmt::format(" and {} of device memory ({} bytes per entry)",
+                       format_bytes(entries * n.device), n.device);
+  return out;
+}
+
+// Refuses, before anything is allocated, a batch larger than the host's
+// memory (the device's is checked by its allocator: see main). `what`
+// names the batch: "--batch 8 x --vocab 1000".
+template <class Error>
+void check_memory(const std::string& what, std::int64_t rows, std::int64_t cols, Dtype dtype) {
+  const double need = double(rows) * double(cols) * memory_need(dtype).host;
+  const double have = physical_memory();
+  if (have > 0 && need > have)
+    throw Error(fmt::format("{} ({}) is too large: it needs {}; this machine has {}", what,
+                            qrita::npy::name(dtype), describe_need(rows, cols, dtype),
+                            format_bytes(have)));
+}
+
 Batch load(const Config& c) {
   Batch b;
   if (c.input.empty()) {
@@ -414,7 +526,18 @@ Batch load(const Config& c) {
     }
     b.origin = fmt::format("synthetic '{}' logits, seed {}", c.shape.name(), c.seed);
   } else {
-    qrita::npy::LogitsArray a = qrita::npy::read_logits_2d(c.input);
+    qrita::npy::LogitsArray a;
+    try {
+      a = qrita::npy::read_logits_2d(c.input);
+    } catch (const std::bad_alloc&) {
+      std::error_code ec;
+      const auto bytes = std::filesystem::file_size(c.input, ec);
+      throw qrita::npy::Error(fmt::format("{}: its data ({}) does not fit in memory", c.input,
+                                          ec ? std::string("?") : format_bytes(double(bytes))));
+    }
+    if (a.shape[0] == 0 || a.shape[1] == 0)
+      throw qrita::npy::Error(fmt::format("{}: a [{}, {}] array has no entries: nothing to do",
+                                          c.input, a.shape[0], a.shape[1]));
     if (a.shape[1] > INT_MAX)
       throw qrita::npy::Error(fmt::format("{}: vocab {} is more than qrita supports ({})",
                                           c.input, a.shape[1], INT_MAX));
@@ -468,6 +591,11 @@ struct Timing {
   double min_ms = 0;
 };
 
+// Milliseconds with three decimals, or three significant digits below 0.1.
+std::string format_ms(double ms) {
+  return ms >= 0.1 ? fmt::format("{:.3f}", ms) : fmt::format("{:.3g}", ms);
+}
+
 // Each call is fenced on both sides; `prepare` runs before it, untimed.
 template <class Prepare, class Call>
 Timing time_calls(const Space& space, int repeat, Prepare prepare, Call call) {
@@ -491,15 +619,17 @@ std::string format_k(int k, std::int64_t vocab) {
 
 std::string format_p(float p) { return p >= 1.0f ? std::string("off") : fmt::format("{}", p); }
 
-std::string format_temperature(const Config& cfg) {
-  if (!cfg.temperature_given) return "none (1)";
-  return cfg.temperature > 0.0f ? fmt::format("{}", cfg.temperature)
-                                : fmt::format("{} (greedy)", cfg.temperature);
-}
-
-std::string format_min_p(const Config& cfg) {
-  if (!cfg.min_p_given) return "none";
-  return cfg.min_p > 0.0f ? fmt::format("{}", cfg.min_p) : fmt::format("{} (off)", cfg.min_p);
+// The filters every row gets, in the order they apply, in words.
+std::string describe_filters(const Config& cfg, std::int64_t vocab) {
+  std::string out;
+  if (cfg.temperature_given)
+    out += cfg.temperature > 0.0f
+               ? fmt::format("temperature {}, ", cfg.temperature)
+               : fmt::format("temperature {} (greedy: the largest entry only), ", cfg.temperature);
+  if (cfg.min_p_given)
+    out += cfg.min_p > 0.0f ? fmt::format("min-p {}, ", cfg.min_p)
+                            : fmt::format("min-p off ({}), ", cfg.min_p);
+  return out + "top-k " + format_k(cfg.k, vocab) + ", top-p " + format_p(cfg.p);
 }
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
@@ -623,32 +753,47 @@ int run(const Config& cfg, const Batch& in) {
   const Space space;
   const std::int64_t batch = in.rows;
   const std::int64_t vocab = in.cols;
-  const qrita::LaunchPlan plan = qrita::plan(space, batch, vocab, cfg.opts);
+  // Options the library refuses (a team larger than the backend runs, ...)
+  // are bad options, as the ones refused while parsing.
+  qrita::LaunchPlan plan;
+  try {
+    plan = qrita::plan(space, batch, vocab, cfg.opts);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("the options are refused: {}", e.what()));
+  }
   // A list longer than a team holds is refused by candidate_list; say so
   // first, as a bad option, with the limit (it depends on the backend).
   // A list longer than the row has nothing past the row's end: C is capped
   // at the vocabulary.
   const int list_size = int(std::min<std::int64_t>(cfg.candidates, vocab));
   const int list_limit = plan.candidate_capacity + plan.tier_capacity;
-  if (batch > 0 && list_size > list_limit)
+  if (list_size > list_limit)
     throw UsageError(fmt::format(
         "--candidates {} is more than a team holds here ({}: {} on chip + {} in the workspace)",
         cfg.candidates, list_limit, plan.candidate_capacity, plan.tier_capacity));
 
-  fmt::print("qrita-cli {}.{}.{} | Kokkos {}.{}.{:02} | {} (concurrency {})\n",
-             QRITA_VERSION_MAJOR, QRITA_VERSION_MINOR, QRITA_VERSION_PATCH, KOKKOS_VERSION / 10000,
-             KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100, Space::name(), space.concurrency());
-  fmt::print("input: {}, batch {} x vocab {}, {}\n", in.origin, batch, vocab,
-             qrita::npy::name(in.dtype));
-  fmt::print("mask: temperature {}, min-p {}, k {}, p {}, sigma truncation {}, {} search, "
-             "{} ties\n",
-             format_temperature(cfg), format_min_p(cfg), format_k(cfg.k, vocab), format_p(cfg.p),
-             cfg.opts.sigma_truncation ? "on" : "off",
-             cfg.opts.search == qrita::Search::binary ? "binary" : "quaternary",
-             cfg.opts.ties == qrita::Ties::keep_all ? "keep-all" : "exact");
-  fmt::print("launch: {} teams x {} threads, {} candidates ({} B scratch) per team, {} B workspace\n",
-             plan.league_size, plan.team_size, plan.candidate_capacity, plan.team_scratch_bytes,
-             plan.workspace_bytes);
+  // What runs: the version, the backend, the batch and the filters.
+  fmt::print("qrita-cli {}.{}.{}, Kokkos {}.{}.{:02}, {} ({} thread{})\n", QRITA_VERSION_MAJOR,
+             QRITA_VERSION_MINOR, QRITA_VERSION_PATCH, KOKKOS_VERSION / 10000,
+             KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100, Space::name(),
+             space.concurrency(), space.concurrency() == 1 ? "" : "s");
+  fmt::print("input:   batch {} x vocab {}, {}, {}\n", batch, vocab, qrita::npy::name(in.dtype),
+             in.origin);
+  fmt::print("filters: {} (the same on every row)\n", describe_filters(cfg, vocab));
+  if (cfg.verbose) {
+    fmt::print("options: sigma truncation {}, {} search, {} ties\n",
+               cfg.opts.sigma_truncation ? "on" : "off",
+               cfg.opts.search == qrita::Search::binary ? "binary" : "quaternary",
+               cfg.opts.ties == qrita::Ties::keep_all ? "keep-all" : "exact");
+    fmt::print("launch:  {} teams x {} threads{}, {} candidates ({} B of scratch) per team, {} B "
+               "of workspace\n",
+               plan.league_size, plan.team_size,
+               plan.teams_per_row > 1
+                   ? fmt::format(" ({} teams of {} threads per row)", plan.teams_per_row,
+                                 plan.split_team_size)
+                   : std::string(),
+               plan.candidate_capacity, plan.team_scratch_bytes, plan.workspace_bytes);
+  }
   if (!cfg.save_input.empty()) {
     if (in.dtype == Dtype::float32)
       qrita::npy::write_float32_2d(cfg.save_input, in.values.data(), batch, vocab);
@@ -676,18 +821,22 @@ int run(const Config& cfg, const Batch& in) {
   Kokkos::deep_copy(temperature, cfg.temperature);
   Kokkos::deep_copy(min_p, cfg.min_p);
   // The same filters on every row; temperature and min-p only when given,
-  // so that a plain run makes the same calls as before they existed.
+  // so that a plain run calls sample_mask with top-k and top-p alone.
   qrita::SamplingParams<Memory> params;
   params.k = k;
   params.p = p;
   if (cfg.temperature_given) params.temperature = temperature;
   if (cfg.min_p_given) params.min_p = min_p;
 
+  // Every timed call has an untimed warm-up call first (first touch of the
+  // memory, team scratch sized, threads started), so a median of one call
+  // is not a cold start.
   const auto copy = [&] { Kokkos::deep_copy(space, work, pristine); };
   const qrita::Workspace<Space> workspace(space, batch, vocab, cfg.opts);
   const auto mask = [&] { qrita::sample_mask(space, work, params, cfg.opts, workspace, stats); };
-  time_calls(space, 1, copy, mask);  // warm-up, and first touch of `work`
+  time_calls(space, 1, [] {}, copy);
   const Timing copy_time = time_calls(space, cfg.repeat, [] {}, copy);
+  time_calls(space, 1, copy, mask);
   const Timing mask_time = time_calls(space, cfg.repeat, copy, mask);
 
   // Draws and lists read the unmasked logits (never written).
@@ -734,34 +883,47 @@ int run(const Config& cfg, const Batch& in) {
   std::vector<float> masked(std::size_t(batch * vocab));
   for (std::size_t i = 0; i < masked.size(); ++i) masked[i] = qrita::to_float(result.data()[i]);
   const auto row_of = [vocab](const auto* data, std::int64_t b) { return data + b * vocab; };
-
-  fmt::print("\n{:>5} {:>7} {:>7} {:>7} {:>10} {:>10}  {:<9}  {:<9}  {}\n", "row", "k", "p", "kept",
-             "largest", "min kept", "top-k", "top-p", "passes k/p");
   const std::int64_t shown = std::min(batch, cfg.rows);
-  for (std::int64_t b = 0; b < shown; ++b) {
-    const float* before = row_of(in.values.data(), b);
-    const float* after = row_of(masked.data(), b);
-    float largest = -std::numeric_limits<float>::infinity();
-    float smallest_kept = std::numeric_limits<float>::infinity();
-    std::int64_t kept = 0;
-    for (std::int64_t i = 0; i < vocab; ++i) {
-      if (qrita::oracle::is_candidate(before[i])) largest = std::max(largest, before[i]);
-      if (qrita::oracle::is_candidate(after[i])) {
-        ++kept;
-        smallest_kept = std::min(smallest_kept, after[i]);
-      }
-    }
-    const qrita::RowStats& s = row_stats(b);
-    fmt::print("{:>5} {:>7} {:>7} {:>7} {:>10.4f} {:>10}  {:<9}  {:<9}  {}/{}\n", b,
-               format_k(k_host[std::size_t(b)], vocab), format_p(p_host[std::size_t(b)]), kept,
-               largest, kept ? fmt::format("{:.4f}", smallest_kept) : std::string("-"),
-               path_name(s.topk_path), path_name(s.topp_path), s.topk_passes, s.topp_passes);
-  }
-  if (batch > shown)
-    fmt::print("... ({} more row{})\n", batch - shown, batch - shown == 1 ? "" : "s");
+  const auto more_rows = [&] {
+    if (batch > shown)
+      fmt::print("... ({} more row{})\n", batch - shown, batch - shown == 1 ? "" : "s");
+  };
 
-  // Every row, summarised: which way each stage went, passes, outliers.
-  {
+  // Each row's kept entries: the candidates the mask left in place.
+  std::vector<std::int64_t> kept_per_row(static_cast<std::size_t>(batch));
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const float* after = row_of(masked.data(), b);
+    std::int64_t kept = 0;
+    for (std::int64_t i = 0; i < vocab; ++i) kept += qrita::oracle::is_candidate(after[i]) ? 1 : 0;
+    kept_per_row[std::size_t(b)] = kept;
+  }
+
+  if (cfg.verbose && shown > 0) {
+    // Per row: the filters, what was kept, and where each filter's boundary
+    // was searched (RowPath) in how many pivot-search passes.
+    fmt::print("\n{:>5} {:>7} {:>7} {:>7} {:>10} {:>10}  {:<9}  {:<9}  {}\n", "row", "k", "p",
+               "kept", "largest", "min kept", "top-k", "top-p", "passes k/p");
+    for (std::int64_t b = 0; b < shown; ++b) {
+      const float* before = row_of(in.values.data(), b);
+      const float* after = row_of(masked.data(), b);
+      float largest = -std::numeric_limits<float>::infinity();
+      float smallest_kept = std::numeric_limits<float>::infinity();
+      for (std::int64_t i = 0; i < vocab; ++i) {
+        if (qrita::oracle::is_candidate(before[i])) largest = std::max(largest, before[i]);
+        if (qrita::oracle::is_candidate(after[i]))
+          smallest_kept = std::min(smallest_kept, after[i]);
+      }
+      const qrita::RowStats& s = row_stats(b);
+      const std::int64_t kept = kept_per_row[std::size_t(b)];
+      fmt::print("{:>5} {:>7} {:>7} {:>7} {:>10.4f} {:>10}  {:<9}  {:<9}  {}/{}\n", b,
+                 format_k(k_host[std::size_t(b)], vocab), format_p(p_host[std::size_t(b)]), kept,
+                 largest, kept ? fmt::format("{:.4f}", smallest_kept) : std::string("-"),
+                 path_name(s.topk_path), path_name(s.topp_path), s.topk_passes, s.topp_passes);
+    }
+    more_rows();
+  }
+  if (cfg.verbose) {
+    // Every row, summarised: which way each stage went, passes, outliers.
     std::int64_t topk_paths[6] = {}, topp_paths[6] = {};
     std::int64_t k_passes = 0, p_passes = 0, outliers = 0, max_outliers = 0;
     std::int64_t row_passes = 0, max_row_passes = 0, tier_rows = 0;
@@ -785,11 +947,13 @@ int run(const Config& cfg, const Batch& in) {
                              path_name(qrita::RowPath(i)), n[i]);
       return out;
     };
-    const double rows = batch > 0 ? double(batch) : 1.0;
-    fmt::print("paths: top-k {} | top-p {}\n", paths(topk_paths), paths(topp_paths));
-    fmt::print("row passes (reads + writes): mean {:.2f}, max {}; rows using the workspace tier: {}\n",
+    const double rows = double(batch);
+    fmt::print("\npaths (rows): top-k {} | top-p {}\n", paths(topk_paths), paths(topp_paths));
+    fmt::print("row passes (reads + writes): mean {:.2f}, max {}; rows using the workspace "
+               "tier: {}\n",
                double(row_passes) / rows, max_row_passes, tier_rows);
-    fmt::print("passes (mean): top-k {:.1f}, top-p {:.1f}; outliers: mean {:.0f}, max {}\n",
+    fmt::print("pivot-search passes (mean): top-k {:.1f}, top-p {:.1f}; outliers (entries above "
+               "the truncation threshold): mean {:.0f}, max {}\n",
                double(k_passes) / rows, double(p_passes) / rows, double(outliers) / rows,
                max_outliers);
   }
@@ -799,15 +963,14 @@ int run(const Config& cfg, const Batch& in) {
     return id >= 0 && id < vocab ? fmt::format("{:.6g}", row_of(in.values.data(), b)[id])
                                  : std::string("-");
   };
-  if (cfg.sample) {
+  if (cfg.verbose && cfg.sample && shown > 0) {
     fmt::print("\nsample_tokens: seed {} on every row, offset = row index\n", cfg.seed);
     fmt::print("{:>5} {:>9} {:>12}\n", "row", "token", "value");
     for (std::int64_t b = 0; b < shown; ++b)
       fmt::print("{:>5} {:>9} {:>12}\n", b, tokens_host(b), value_at(b, tokens_host(b)));
-    if (batch > shown)
-      fmt::print("... ({} more row{})\n", batch - shown, batch - shown == 1 ? "" : "s");
+    more_rows();
   }
-  if (list_size > 0) {
+  if (cfg.verbose && list_size > 0 && shown > 0) {
     fmt::print("\ncandidate_list: each row's first {} kept entries, by descending value\n",
                list_size);
     fmt::print("{:>5} {:>7} {:>5} {:>9} {:>12} {:>12} {:>12}\n", "row", "kept", "rank", "id",
@@ -821,26 +984,41 @@ int run(const Config& cfg, const Batch& in) {
                    j == 0 ? std::to_string(counts_host(b)) : std::string(), j, ids_host(b, j),
                    value_at(b, ids_host(b, j)), probs_host(b, j), logprobs_host(b, j));
     }
-    if (batch > shown)
-      fmt::print("... ({} more row{})\n", batch - shown, batch - shown == 1 ? "" : "s");
+    more_rows();
   }
+  if (cfg.verbose) fmt::print("\n");
 
-  const double bytes = double(batch) * double(vocab) * sizeof(T);
-  fmt::print("\ntiming: {} call{} each; sample_mask on a fresh copy of the input every time\n",
-             cfg.repeat, cfg.repeat == 1 ? "" : "s");
-  const auto print_time = [batch](const char* name, const Timing& t) {
-    fmt::print("  {:<22} median {:9.3f} ms  min {:9.3f} ms  {:.2f} rows/ms\n", name, t.median_ms,
-               t.min_ms, t.median_ms > 0 ? double(batch) / t.median_ms : 0.0);
-  };
-  print_time("qrita::sample_mask", mask_time);
-  if (cfg.sample) print_time("qrita::sample_tokens", sample_time);
-  if (list_size > 0) print_time("qrita::candidate_list", list_time);
-  fmt::print("  {:<22} median {:9.3f} ms  min {:9.3f} ms  {:.1f} GB/s read+write\n",
-             "copy (deep_copy)", copy_time.median_ms, copy_time.min_ms,
-             copy_time.median_ms > 0 ? 2 * bytes / copy_time.median_ms * 1e-6 : 0.0);
-  if (bytes > 0 && copy_time.median_ms > 0)
-    fmt::print("  {:<22} {:.1f}x\n", "sample_mask / copy",
-               mask_time.median_ms / copy_time.median_ms);
+  // The results, in short.
+  {
+    std::vector<std::int64_t> sorted = kept_per_row;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    const double median = n % 2 ? double(sorted[n / 2])
+                                : (double(sorted[n / 2 - 1]) + double(sorted[n / 2])) / 2;
+    if (batch == 1)
+      fmt::print("kept:    {} of {} entries\n", sorted.front(), vocab);
+    else
+      fmt::print("kept:    entries per row: min {}, median {}, max {} (of {})\n", sorted.front(),
+                 median, sorted.back(), vocab);
+  }
+  // A few rows' tokens and the first row's list; --verbose shows them all.
+  const std::int64_t examples = std::min<std::int64_t>(shown, 8);
+  if (cfg.sample) {
+    std::string first;
+    for (std::int64_t b = 0; b < examples; ++b)
+      first += fmt::format("{}{}", b ? ", " : "", tokens_host(b));
+    fmt::print("tokens:  one drawn per row (seed {}, offset = the row's index){}{}\n", cfg.seed,
+               examples > 0 ? fmt::format("; rows 0-{}: ", examples - 1) : std::string(), first);
+  }
+  if (list_size > 0) {
+    std::string first;
+    const int listed = shown > 0 ? std::min({counts_host(0), list_size, 4}) : 0;
+    for (int j = 0; j < listed; ++j)
+      first += fmt::format("{}id {} (p {:.4f})", j ? ", " : "", ids_host(0, j), probs_host(0, j));
+    fmt::print("lists:   each row's first {} kept entries, with probabilities{}{}{}\n", list_size,
+               shown > 0 ? "; row 0: " : "", first,
+               shown > 0 && std::min(counts_host(0), list_size) > listed ? ", ..." : "");
+  }
 
   int status = 0;
   if (cfg.check) {
@@ -865,16 +1043,51 @@ int run(const Config& cfg, const Batch& in) {
       if (differ.empty()) first_problem = fmt::format("row {}: {}", b, problem);
       differ.push_back(b);
     }
-    fmt::print("\noracle: {}/{} rows match\n", batch - std::int64_t(differ.size()), batch);
+    fmt::print("check:   rows exact: {} of {} (each compared with the host reference, "
+               "qrita::oracle)\n",
+               batch - std::int64_t(differ.size()), batch);
     if (!differ.empty()) {
       const std::size_t listed = std::min<std::size_t>(differ.size(), 32);
-      fmt::print("oracle: rows that differ: {}{}\n",
+      fmt::print("         rows that differ: {}{}\n",
                  fmt::join(differ.begin(), differ.begin() + std::ptrdiff_t(listed), ", "),
                  differ.size() > listed ? ", ..." : "");
-      fmt::print("oracle: {}\n", first_problem);
+      fmt::print("         {}\n", first_problem);
       status = 1;
     }
+  } else {
+    fmt::print("check:   skipped (--no-check)\n");
   }
+
+  // Each call's median time against the copy's: how many copies of the
+  // logits (one read and one write of every entry) a call costs.
+  fmt::print("time:    per call, the median of {} call{} after one warm-up call that is not "
+             "counted\n",
+             cfg.repeat, cfg.repeat == 1 ? "" : "s");
+  // --verbose: the fastest call and the rows per millisecond too.
+  const auto detail = [&](const Timing& t) {
+    return cfg.verbose ? fmt::format(" (min {} ms, {:.1f} rows/ms)", format_ms(t.min_ms),
+                                     t.median_ms > 0 ? double(batch) / t.median_ms : 0.0)
+                       : std::string();
+  };
+  const auto print_time = [&](const char* name, const Timing& t) {
+    fmt::print("         {:<22} {:>9} ms", name, format_ms(t.median_ms));
+    if (copy_time.median_ms > 0)
+      fmt::print(" = {:.1f} times a read+write copy of the same logits",
+                 t.median_ms / copy_time.median_ms);
+    fmt::print("{}\n", detail(t));
+  };
+  print_time("qrita::sample_mask", mask_time);
+  if (cfg.sample) print_time("qrita::sample_tokens", sample_time);
+  if (list_size > 0) print_time("qrita::candidate_list", list_time);
+  const double bytes = double(batch) * double(vocab) * sizeof(T);
+  fmt::print("         {:<22} {:>9} ms ({:.1f} GB/s read+write){}\n", "copy (deep_copy)",
+             format_ms(copy_time.median_ms),
+             copy_time.median_ms > 0 ? 2 * bytes / copy_time.median_ms * 1e-6 : 0.0,
+             detail(copy_time));
+  if (cfg.verbose)
+    fmt::print("         (sample_mask runs on a fresh copy of the input every call; the copy "
+               "is not timed)\n");
+
   if (!cfg.output.empty()) {
     write_npy(cfg.output, in.dtype, result.data(), batch, vocab);
     fmt::print("wrote {}\n", cfg.output);
@@ -882,9 +1095,18 @@ int run(const Config& cfg, const Batch& in) {
   return status;
 }
 
+// An allocation failed: what the batch needs, then the allocator's words.
+int out_of_memory(const std::string& size_note, std::string what) {
+  what.erase(what.find_last_not_of(" \n") + 1);
+  fmt::print(stderr, "qrita-cli: error: out of memory{}{}\n  ({})\n",
+             size_note.empty() ? "" : ": ", size_note, what);
+  return 3;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string size_note;  // what the batch needs, for an allocation failure
   try {
     const Config cfg = parse(argc, argv);
     if (cfg.help) {
@@ -895,7 +1117,24 @@ int main(int argc, char** argv) {
       Kokkos::ScopeGuard kokkos(argc, argv);
       return 0;
     }
+    // Files to write and the batch's size are checked before any work.
+    check_writable("--save-input", cfg.save_input);
+    check_writable("--output", cfg.output);
+    const auto note = [](std::int64_t rows, std::int64_t cols, Dtype dtype) {
+      return fmt::format("batch {} x vocab {} ({}) needs {}", rows, cols,
+                         qrita::npy::name(dtype), describe_need(rows, cols, dtype));
+    };
+    if (cfg.input.empty()) {
+      check_memory<UsageError>(fmt::format("--batch {} x --vocab {}", cfg.batch, cfg.vocab),
+                               cfg.batch, cfg.vocab, cfg.dtype);
+      size_note = note(cfg.batch, cfg.vocab, cfg.dtype);
+    }
     const Batch input = load(cfg);
+    size_note = note(input.rows, input.cols, input.dtype);
+    if (!cfg.input.empty())
+      check_memory<qrita::npy::Error>(
+          fmt::format("{}: batch {} x vocab {}", cfg.input, input.rows, input.cols), input.rows,
+          input.cols, input.dtype);
     // Views live in run(), so they are gone before the guard finalizes
     // Kokkos, on return and on an exception alike.
     Kokkos::ScopeGuard kokkos(argc, argv);
@@ -911,7 +1150,12 @@ int main(int argc, char** argv) {
   } catch (const qrita::npy::Error& e) {
     fmt::print(stderr, "qrita-cli: error: {}\n", e.what());
     return 2;
+  } catch (const std::bad_alloc& e) {
+    return out_of_memory(size_note, e.what());
   } catch (const std::exception& e) {
+    // Kokkos reports a failed allocation as a std::runtime_error.
+    if (std::strstr(e.what(), "failed to allocate") != nullptr)
+      return out_of_memory(size_note, e.what());
     fmt::print(stderr, "qrita-cli: error: {}\n", e.what());
     return 3;
   }

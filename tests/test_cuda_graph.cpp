@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qrita's calls inside a CUDA graph (CUDA builds only). The profiling test
 // checks what Kokkos Tools see of a call (no allocation, no fence); this one
 // does what a serving engine does: it captures a decoding step (restore the
@@ -7,8 +8,9 @@
 // replays it. Each replay must give, bit for bit, what direct calls give on
 // the values the views hold at replay time: new seeds and offsets, and new
 // logits, are read from memory, not frozen into the graph. Batches of 2
-// (rows split across teams, where the device has room) and 96 (one team per
-// row); rows of an LM shape with k = 50, p = 0.9, T = 0.8 and of randn with
+// (each row split across teams: the test asserts it, from the launch plan
+// and from every row's RowStats::teams) and 96 (one team per row); rows of
+// an LM shape with k = 50, p = 0.9, T = 0.8 and of randn with
 // p = 0.7 alone (kept sets wider than the candidate tiers, which take the
 // sampler's and the list's deferred launches).
 
@@ -22,7 +24,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -139,7 +140,9 @@ void set_draws(Step const& s, std::uint64_t seed, std::uint64_t offset) {
 
 constexpr std::size_t step_vocab = 80000;  // every row of both tests
 
-void check_batch(std::size_t batch) {
+// `split`: whether the batch's rows must be split across teams (or each
+// row worked on by one team).
+void check_batch(std::size_t batch, bool split) {
   const std::size_t vocab = step_vocab, C = 64;
   cudaStream_t stream = nullptr;
   QRITA_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -174,12 +177,25 @@ void check_batch(std::size_t batch) {
       return read(step);
     };
     const Result first = direct();
+    const qrita::LaunchPlan plan = qrita::plan(space, batch, vocab, opts);
     // The randn rows' kept sets are wider than the tiers: the step takes
     // the deferred launches it must be capturable with.
-    if (batch > 1) {
-      const qrita::LaunchPlan plan = qrita::plan(space, batch, vocab, opts);
+    if (batch > 1)
       EXPECT_GT(first.counts[1], plan.candidate_capacity + plan.tier_capacity)
           << "the randn row's kept set fits the tiers: no deferred launch is captured";
+    // The layout under test: planned, and taken by every row (its stats
+    // name the teams that worked on it).
+    if (split)
+      ASSERT_GT(plan.teams_per_row, 1) << "batch " << batch << ": the rows are not split";
+    else
+      ASSERT_EQ(plan.teams_per_row, 1) << "batch " << batch << ": the rows are split";
+    {
+      Kokkos::View<qrita::RowStats*, Mem> stats("stats", batch);
+      Kokkos::deep_copy(space, step.logits, step.source);
+      qrita::sample_mask(space, step.logits, step.params, opts, ws, stats);
+      const auto rows = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), stats);
+      for (std::size_t r = 0; r < batch; ++r)
+        EXPECT_EQ(rows(r).teams, plan.teams_per_row) << "row " << r;
     }
 
     cudaGraph_t graph = nullptr;
@@ -223,14 +239,9 @@ void check_batch(std::size_t batch) {
   QRITA_CUDA_OK(cudaStreamDestroy(stream));
 }
 
-TEST(CudaGraph, SplitRowsCapturedStepReplaysAsDirectCalls) {
-  const std::size_t batch = 2;
-  const qrita::LaunchPlan plan = qrita::plan(Space(), batch, step_vocab, qrita::Options{});
-  std::printf("[ note ] batch %zu: %d teams per row\n", batch, plan.teams_per_row);
-  check_batch(batch);
-}
+TEST(CudaGraph, SplitRowsCapturedStepReplaysAsDirectCalls) { check_batch(2, true); }
 
-TEST(CudaGraph, WholeRowsCapturedStepReplaysAsDirectCalls) { check_batch(96); }
+TEST(CudaGraph, WholeRowsCapturedStepReplaysAsDirectCalls) { check_batch(96, false); }
 
 }  // namespace
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every case of ../shared/SEMANTICS.md ("Cases every backend must pass"), by
 // number and name, on every enabled backend. Where a case has an answer that
 // can be written down by hand, the test states it explicitly; every row is
@@ -505,12 +506,27 @@ TYPED_TEST(Semantics, Case15_SearchTerminates) {
     const int bound = search == qrita::Search::quaternary ? 17 : 33;
     const qtest::Result out = qtest::run<TypeParam>(b, o);
     EXPECT_TRUE(check_batch(b, out));
-    for (auto const& st : out.stats) {
-      EXPECT_GE(st.topk_passes, 0);
-      EXPECT_LE(st.topk_passes, bound);
-      EXPECT_GE(st.topp_passes, 0);
-      EXPECT_LE(st.topp_passes, bound);
+    // A boundary found by the pivot search (the truncated, buckets and
+    // full paths) took between 1 and `bound` passes; a row with nothing to
+    // search (off, trivial, flat) took none.
+    using qrita::RowPath;
+    int searched = 0;
+    const auto check_passes = [&](std::size_t r, const char* filter, RowPath path, int passes) {
+      if (path == RowPath::truncated || path == RowPath::buckets || path == RowPath::full) {
+        EXPECT_GE(passes, 1) << "row " << r << ", " << filter << ", path " << int(path);
+        EXPECT_LE(passes, bound) << "row " << r << ", " << filter << ", path " << int(path);
+        ++searched;
+      } else {
+        EXPECT_EQ(passes, 0) << "row " << r << ", " << filter << ", path " << int(path);
+      }
+    };
+    for (std::size_t r = 0; r < out.stats.size(); ++r) {
+      auto const& st = out.stats[r];
+      EXPECT_NE(st.topk_path, RowPath::off) << "row " << r << ": 0 < k < V on every row";
+      check_passes(r, "top-k", st.topk_path, st.topk_passes);
+      check_passes(r, "top-p", st.topp_path, st.topp_passes);
     }
+    EXPECT_GE(searched, b.batch / 2) << "most rows' boundaries must be searched";
   }
 }
 
