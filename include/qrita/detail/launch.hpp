@@ -204,8 +204,8 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   // (more than SplitSizes::resident_teams): every team's
   // own copy of the plan would delay the next wave. In one wave the copies
   // run side by side and the extra launch would cost more than it saves
-  // (docs/DESIGN.md, split rows). The backend's own choice of teams per row keeps to one wave; a caller's
-  // Options::teams_per_row may not.
+  // (docs/DESIGN.md, "Small batches"). The backend's own choice of teams
+  // per row keeps to one wave; a caller's Options::teams_per_row may not.
   plan.split_plans_apart =
       plan.teams_per_row > 1 && batch * plan.teams_per_row > full.split.resident_teams;
   // In one wave, a deferred row's teams can wait for one another inside a
