@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Every case of docs/SEMANTICS.md ("Cases every backend must pass"), by
+// Every case of docs/SEMANTICS.md ("Edge cases and where they are tested"), by
 // number and name, on every enabled backend. Where a case has an answer that
 // can be written down by hand, the test states it explicitly; every row is
 // also checked against the oracle.
