@@ -5,20 +5,25 @@
 # (libcudart 11.8, fmt, Google Benchmark, ...), into one folder to copy to a
 # GPU machine. There, `scripts/gpu-run.sh` runs everything in one go.
 #
-#   scripts/gpu-pack.sh [--out DIR] [--skip-build]
+#   scripts/gpu-pack.sh [--out DIR] [--build BUILD] [--skip-build]
 #
-# DIR defaults to ship/ in the repository (git-ignored). Needs the CUDA
-# set-up first: scripts/install-deps.sh --backend cuda (the `cuda` preset).
+# DIR defaults to ship/ in the repository (git-ignored), BUILD to build/cuda
+# (the `cuda` preset's folder; with --skip-build, any folder that holds a
+# CUDA build of the three binaries). Needs the CUDA set-up first:
+# scripts/install-deps.sh --backend cuda.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=$repo/ship
+build_dir=build/cuda
 build=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --out=*) out=${1#*=}; shift ;;
+    --build) build_dir=$2; shift 2 ;;
+    --build=*) build_dir=${1#*=}; shift ;;
     --skip-build) build=0; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "gpu-pack: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -33,10 +38,15 @@ if [ $build -eq 1 ]; then
   cmake --build --preset cuda --target qrita_tests qrita_perf qrita-cli
 fi
 
-bins=(build/cuda/tests/qrita_tests build/cuda/perf/qrita_perf build/cuda/src/qrita-cli)
+bins=("$build_dir/tests/qrita_tests" "$build_dir/perf/qrita_perf" "$build_dir/src/qrita-cli")
+# The test suite is required; the perf suite and the CLI are packed when
+# built (gpu-run.sh skips the steps that need a missing one).
+[ -x "${bins[0]}" ] || { echo "gpu-pack: ${bins[0]} is missing (build the cuda preset)" >&2; exit 1; }
+present=()
 for b in "${bins[@]}"; do
-  [ -x "$b" ] || { echo "gpu-pack: $b is missing (build the cuda preset)" >&2; exit 1; }
+  if [ -x "$b" ]; then present+=("$b"); else say "not built, not packed: $b"; fi
 done
+bins=("${present[@]}")
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
@@ -68,7 +78,7 @@ commit:  $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include src tes
 built:   $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)
 nvcc:    $(PATH=/usr/bin:$PATH nvcc --version | tail -n1)
 kokkos:  $(cat build/deps/kokkos-cuda/.qrita-stamp 2>/dev/null || echo unknown)
-images:  sm_80 + sm_90 (NVCC_APPEND_FLAGS in the cuda preset)
+images:  $(PATH=/usr/bin:$PATH cuobjdump --list-elf "${bins[0]}" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -u | tr '\n' ' ' || echo unknown)
 binaries: $(cd "$out/bin" && echo *)
 libraries: $(cd "$out/lib" && echo *)
 peers:   $(cat "$out"/.peers/*/VERSION 2>/dev/null | tr '\n' ';' || echo none)

@@ -97,7 +97,7 @@ if wanted sanitizer; then
   fi
 fi
 
-if wanted cli; then
+if wanted cli && [ -x "$bin/qrita-cli" ]; then
   step "qrita-cli against the oracle (1024 x 128256, k=50 p=0.9; p=0.7; k=10)"
   : > "$out/cli.log"
   for args in "--k 50 --p 0.9" "--k 0 --p 0.7" "--k 10 --p 1"; do
@@ -108,7 +108,7 @@ if wanted cli; then
   grep -E "time|copy|oracle" "$out/cli.log" | tee -a "$out/summary.txt"
 fi
 
-if wanted perf; then
+if wanted perf && [ -x "$bin/qrita_perf" ]; then
   step "perf: the serving shape against the paper's real-model statistics"
   "$bin/qrita_perf" --calibrate > "$out/calibrate.txt" 2>&1
   record calibrate $?
@@ -136,15 +136,20 @@ if wanted peers && [ -f "$repo/perf/peers.py" ]; then
     echo "no PyTorch with CUDA here: peers skipped" | tee -a "$out/summary.txt"
   else
     step "peers: inputs against qrita-cli's (bitwise), then ${peers_dir:+vLLM Triton, vLLM PyTorch, the vLLM sampler, }${fi_dir:+the FlashInfer sampler, }torch.topk${peers_dir:- and a torch sort mask (no .peers/vllm_ops)}"
-    mkdir -p "$out/peers-inputs"
-    for s in serving ordered randn uniform temp2 serving-bf16; do
-      "$bin/qrita-cli" --batch 2 --vocab 262144 --shape "$s" --seed 1234 --rows 0 \
-        --save-input "$out/peers-inputs/$s-262144.npy" > /dev/null 2>&1
-    done
-    python3 "$repo/perf/peers.py" --verify-inputs "$out/peers-inputs" > "$out/peers-inputs.log" 2>&1
-    record "peers inputs" $?
-    cat "$out/peers-inputs.log" | tee -a "$out/summary.txt"
-    rm -rf "$out/peers-inputs"
+    if [ -x "$bin/qrita-cli" ]; then
+      mkdir -p "$out/peers-inputs"
+      for s in serving ordered randn uniform temp2 serving-bf16; do
+        "$bin/qrita-cli" --batch 2 --vocab 262144 --shape "$s" --seed 1234 --rows 0 \
+          --save-input "$out/peers-inputs/$s-262144.npy" > /dev/null 2>&1
+      done
+      python3 "$repo/perf/peers.py" --verify-inputs "$out/peers-inputs" > "$out/peers-inputs.log" 2>&1
+      record "peers inputs" $?
+      cat "$out/peers-inputs.log" | tee -a "$out/summary.txt"
+      rm -rf "$out/peers-inputs"
+    else
+      echo "no qrita-cli in the bundle: the peers' inputs are not checked against qrita's" \
+        | tee -a "$out/summary.txt"
+    fi
     # shellcheck disable=SC2086
     python3 "$repo/perf/peers.py" --out "$out/peers.json" ${peers_dir:+--peers-dir "$peers_dir"} \
       ${fi_dir:+--flashinfer-dir "$fi_dir"} --flashinfer-cache "$repo/.peers-cache/flashinfer" \
