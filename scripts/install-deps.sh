@@ -13,7 +13,8 @@
 #    broken CMake config). Only packages/kokkos and packages/kokkos-kernels
 #    are extracted from the 165 MB tarball.
 # 3. Builds and installs both into DIR/kokkos-<backend> (default DIR:
-#    build/deps in the repository), the prefix the CMake presets use.
+#    build/deps in the repository), the prefix the CMake presets use, as
+#    position-independent code so that the Python extension can link them.
 #
 # CUDA builds get sm_80 code (Kokkos 3.4's newest arch) plus an sm_90 image
 # for Hopper, through NVCC_APPEND_FLAGS; the `cuda` preset sets the same.
@@ -176,7 +177,7 @@ if [ "$backend" = cuda ]; then
 fi
 prefix=$deps_dir/kokkos-$backend
 stamp=$prefix/.qrita-stamp
-want="kokkos=$kokkos_version backend=$backend cxx=$cxx flags=$cxx_flags"
+want="kokkos=$kokkos_version backend=$backend cxx=$cxx flags=$cxx_flags pic=on"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -z "${QRITA_DEPS_FORCE:-}" ]; then
   say "Kokkos $kokkos_version ($backend): installed in $prefix"
 else
@@ -185,6 +186,7 @@ else
   logged kokkos-$backend-configure cmake -S "$kokkos_src" -B "$deps_dir/build-kokkos-$backend" \
     -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
     -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$cxx_flags" \
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
     -DCMAKE_INSTALL_PREFIX="$prefix" "${kokkos_backend_flags[@]}"
   logged kokkos-$backend-build cmake --build "$deps_dir/build-kokkos-$backend" -j "$jobs"
   logged kokkos-$backend-install cmake --install "$deps_dir/build-kokkos-$backend"

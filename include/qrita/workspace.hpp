@@ -8,6 +8,8 @@
 //
 //   qrita::Workspace<Kokkos::Cuda> ws(space, max_batch, vocab);  // allocates
 //   qrita::sample_mask(space, logits, k, p, qrita::Options{}, ws);  // does not
+//   qrita::Workspace<Kokkos::Cuda> own(space, max_batch, vocab, opts, ptr, bytes);
+//                                    // over the caller's zero-filled memory
 //
 // A workspace made for (batch, vocab, options) serves every call on at most
 // that batch and vocab with the same options. Calls that take one allocate
@@ -51,6 +53,28 @@ class Workspace {
       : plan_(detail::checked_plan("qrita::Workspace", space, batch, vocab, opts)),
         storage_("qrita::Workspace",
                  plan_.workspace_bytes) {}
+
+  // Over memory the caller owns (a framework's allocator, a pool), of at
+  // least plan(space, batch, vocab, opts).workspace_bytes bytes in the
+  // space's memory, zero-filled before its first use (the calls leave it
+  // so), 16-byte aligned, and used by one call at a time. The caller keeps
+  // it alive while the workspace is in use.
+  Workspace(ExecutionSpace const& space, std::int64_t batch, std::int64_t vocab,
+            Options const& opts, void* memory, std::size_t memory_bytes)
+      : plan_(detail::checked_plan("qrita::Workspace", space, batch, vocab, opts)) {
+    if (memory_bytes < plan_.workspace_bytes)
+      detail::invalid_argument(
+          "qrita::Workspace", "argument 'memory_bytes' is " + detail::str(memory_bytes) +
+                                  "; a workspace for " + std::to_string(batch) + " x " +
+                                  std::to_string(vocab) + " logits with these options needs " +
+                                  detail::str(plan_.workspace_bytes));
+    if (plan_.workspace_bytes > 0 && memory == nullptr)
+      detail::invalid_argument("qrita::Workspace", "argument 'memory' is null");
+    if (reinterpret_cast<std::uintptr_t>(memory) % 16 != 0)
+      detail::invalid_argument("qrita::Workspace",
+                               "argument 'memory' is not 16-byte aligned");
+    storage_ = Kokkos::View<char*, memory_space>(static_cast<char*>(memory), memory_bytes);
+  }
 
   std::size_t bytes() const { return storage_.extent(0); }
   LaunchPlan const& plan() const { return plan_; }

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+#ifndef QRITA_PYTHON_CALLS_IMPL_HPP
+#define QRITA_PYTHON_CALLS_IMPL_HPP
+
+// The definitions of calls.hpp, included by one translation unit per logit
+// type.
+
+#include "calls.hpp"
+
+#include <string>
+#include <type_traits>
+
+namespace qrita_python {
+namespace calls_detail {
+
+using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+template <class T>
+using Matrix = Kokkos::View<T**, Kokkos::LayoutStride, Memory, Unmanaged>;
+template <class T>
+using Column = Kokkos::View<T*, Kokkos::LayoutStride, Memory, Unmanaged>;
+
+template <class T>
+Matrix<T> matrix(Array const& a) {
+  return Matrix<T>(a.data<T>(), Kokkos::LayoutStride(std::size_t(a.shape[0]),
+                                                     std::size_t(a.stride[0]),
+                                                     std::size_t(a.shape[1]), 1));
+}
+
+template <class T>
+Column<T> column(Array const& a) {
+  return Column<T>(a.data<T>(),
+                   Kokkos::LayoutStride(std::size_t(a.shape[0]), std::size_t(a.stride[0])));
+}
+
+// A filter: rank 1, one entry per row, of its type.
+inline void check_filter(std::optional<Array> const& a, DType type, std::int64_t rows) {
+  if (!a) return;
+  check_device(*a);
+  check_dtype(*a, {type});
+  check_rows(*a, 1, rows);
+}
+
+inline qrita::SamplingParams<Memory> params(Filters const& f, std::int64_t rows) {
+  check_filter(f.k, DType::int32, rows);
+  check_filter(f.p, DType::float32, rows);
+  check_filter(f.min_p, DType::float32, rows);
+  check_filter(f.temperature, DType::float32, rows);
+  qrita::SamplingParams<Memory> prm;
+  if (f.k) prm.k = column<const int>(*f.k);
+  if (f.p) prm.p = column<const float>(*f.p);
+  if (f.min_p) prm.min_p = column<const float>(*f.min_p);
+  if (f.temperature) prm.temperature = column<const float>(*f.temperature);
+  return prm;
+}
+
+// The caller's workspace array as a qrita::Workspace over its memory.
+inline std::optional<qrita::Workspace<Space>> workspace(Space const& space,
+                                                        Array const& logits,
+                                                        std::optional<Array> const& ws) {
+  if (!ws) return std::nullopt;
+  check_device(*ws);
+  check_dtype(*ws, {DType::uint8});
+  if (ws->ndim != 1 || (ws->shape[0] > 1 && ws->stride[0] != 1))
+    value_error("argument 'workspace' must be a contiguous rank-1 array of bytes "
+                "(made by qrita.Workspace)");
+  const std::int64_t batch = logits.shape[0], vocab = logits.shape[1];
+  const std::size_t needed = qrita::workspace_bytes(space, batch, vocab);
+  if (std::size_t(ws->shape[0]) < needed)
+    value_error("argument 'workspace' holds " + std::to_string(ws->shape[0]) +
+                " bytes; a call on " + std::to_string(batch) + " x " + std::to_string(vocab) +
+                " logits needs " + std::to_string(needed) +
+                " (make it with qrita.Workspace(max_batch, vocab) for at least this batch "
+                "and vocabulary)");
+  if (ws->ptr % 16 != 0) value_error("argument 'workspace' is not 16-byte aligned");
+  return qrita::Workspace<Space>(space, batch, vocab, qrita::Options{},
+                                 reinterpret_cast<void*>(ws->ptr), std::size_t(ws->shape[0]));
+}
+
+// Host backends run to completion before the call returns; device backends
+// stay asynchronous on the caller's stream.
+inline void finish(Space const& space) {
+  if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible) space.fence();
+}
+
+inline void check_output(Array const& a, DType type, int ndim, std::int64_t rows) {
+  check_device(a);
+  check_dtype(a, {type});
+  check_rows(a, ndim, rows);
+  if (ndim == 2 && a.shape[1] > 1 && a.stride[1] != 1)
+    value_error(std::string("argument '") + a.name + "' must have unit column stride");
+}
+
+}  // namespace calls_detail
+
+template <class T>
+void mask(Space const& space, Array const& logits, Filters const& f,
+          std::optional<Array> const& ws) {
+  using namespace calls_detail;
+  const auto prm = params(f, logits.shape[0]);
+  const auto w   = workspace(space, logits, ws);
+  const auto x   = matrix<T>(logits);
+  if (w)
+    qrita::sample_mask(space, x, prm, qrita::Options{}, *w);
+  else
+    qrita::sample_mask(space, x, prm);
+  finish(space);
+}
+
+template <class T>
+void sample(Space const& space, Array const& logits, Filters const& f, Array const& seeds,
+            Array const& offsets, Array const& tokens, std::optional<Array> const& ws) {
+  using namespace calls_detail;
+  const std::int64_t rows = logits.shape[0];
+  const auto prm          = params(f, rows);
+  for (Array const* a : {&seeds, &offsets}) {
+    check_device(*a);
+    check_dtype(*a, {DType::int64, DType::uint64});
+    check_rows(*a, 1, rows);
+  }
+  check_output(tokens, DType::int32, 1, rows);
+  const auto w = workspace(space, logits, ws);
+  const auto x = matrix<const T>(logits);
+  const auto s = column<const std::uint64_t>(seeds);
+  const auto o = column<const std::uint64_t>(offsets);
+  const auto t = column<int>(tokens);
+  if (w)
+    qrita::sample_tokens(space, x, prm, s, o, t, qrita::Options{}, *w);
+  else
+    qrita::sample_tokens(space, x, prm, s, o, t);
+  finish(space);
+}
+
+template <class T>
+void candidates(Space const& space, Array const& logits, Filters const& f, Array const& ids,
+                std::optional<Array> const& probs, std::optional<Array> const& logprobs,
+                Array const& counts, std::optional<Array> const& ws) {
+  using namespace calls_detail;
+  const std::int64_t rows = logits.shape[0];
+  const auto prm          = params(f, rows);
+  check_output(ids, DType::int32, 2, rows);
+  for (auto const* a : {&probs, &logprobs}) {
+    if (!*a) continue;
+    check_output(**a, DType::float32, 2, rows);
+    if ((*a)->shape[1] != ids.shape[1])
+      value_error(std::string("argument '") + (*a)->name + "' has " +
+                  std::to_string((*a)->shape[1]) + " columns; 'ids' has " +
+                  std::to_string(ids.shape[1]));
+  }
+  check_output(counts, DType::int32, 1, rows);
+  const auto w  = workspace(space, logits, ws);
+  const auto x  = matrix<const T>(logits);
+  const auto pr = probs ? matrix<float>(*probs) : Matrix<float>();
+  const auto lp = logprobs ? matrix<float>(*logprobs) : Matrix<float>();
+  if (w)
+    qrita::candidate_list(space, x, prm, matrix<int>(ids), pr, lp, column<int>(counts),
+                          qrita::Options{}, *w);
+  else
+    qrita::candidate_list(space, x, prm, matrix<int>(ids), pr, lp, column<int>(counts));
+  finish(space);
+}
+
+#define QRITA_PYTHON_DEFINE_CALLS(T)                                                   \
+  template void mask<T>(Space const&, Array const&, Filters const&,                     \
+                        std::optional<Array> const&);                                   \
+  template void sample<T>(Space const&, Array const&, Filters const&, Array const&,     \
+                          Array const&, Array const&, std::optional<Array> const&);     \
+  template void candidates<T>(Space const&, Array const&, Filters const&, Array const&,  \
+                              std::optional<Array> const&, std::optional<Array> const&, \
+                              Array const&, std::optional<Array> const&);
+
+}  // namespace qrita_python
+
+#endif  // QRITA_PYTHON_CALLS_IMPL_HPP
