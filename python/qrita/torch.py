@@ -36,10 +36,13 @@ from ._arrays import torch_desc as _desc
 __all__ = ["Workspace", "top_k_top_p_mask_", "sample", "candidates"]
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+# Read once: torch.compile traces the checks below, but not into the extension.
+_DEVICE_TYPE = _qrita.device_type()
+_BACKEND = _qrita.backend()
 
 
 def _default_device():
-    if _qrita.device_type() == 1:
+    if _DEVICE_TYPE == 1:
         return torch.device("cpu")
     return torch.device("cuda", torch.cuda.current_device())
 
@@ -88,19 +91,20 @@ def _(logits, k, p, min_p, temperature, workspace):
     return None
 
 
-@torch.library.custom_op("qrita::sample", mutates_args=("workspace",))
+# The draw writes into a tokens tensor the caller allocates (an out-variant:
+# Inductor lowers a single-tensor result next to a mutated optional
+# workspace badly in torch 2.11).
+@torch.library.custom_op("qrita::sample", mutates_args=("tokens", "workspace"))
 def _sample_op(logits: Tensor, k: Optional[Tensor], p: Optional[Tensor],
                min_p: Optional[Tensor], temperature: Optional[Tensor], seeds: Tensor,
-               offsets: Tensor, workspace: Optional[Tensor]) -> Tensor:
-    tokens = torch.empty(logits.shape[0], dtype=torch.int32, device=logits.device)
+               offsets: Tensor, tokens: Tensor, workspace: Optional[Tensor]) -> None:
     _qrita.sample(_desc(logits), _opt(k), _opt(p), _opt(min_p), _opt(temperature),
                   _desc(seeds), _desc(offsets), _desc(tokens), _opt(workspace), _stream(logits))
-    return tokens
 
 
 @_sample_op.register_fake
-def _(logits, k, p, min_p, temperature, seeds, offsets, workspace):
-    return logits.new_empty(logits.shape[0], dtype=torch.int32)
+def _(logits, k, p, min_p, temperature, seeds, offsets, tokens, workspace):
+    return None
 
 
 @torch.library.custom_op("qrita::candidates", mutates_args=("workspace",))
@@ -142,11 +146,10 @@ def _check_logits(logits):
     if logits.shape[1] > 1 and logits.stride(1) != 1:
         raise ValueError(f"argument 'logits' must have contiguous columns (column stride 1), "
                          f"got {logits.stride(1)}")
-    want = _qrita.device_type()
-    if (logits.device.type == "cpu") != (want == 1):
+    if (logits.device.type == "cpu") != (_DEVICE_TYPE == 1):
         raise ValueError(f"argument 'logits' is on {logits.device}; this build of qrita "
-                         f"computes on the {'cpu' if want == 1 else 'cuda'} device "
-                         f"(backend {_qrita.backend()})")
+                         f"computes on the {'cpu' if _DEVICE_TYPE == 1 else 'cuda'} device "
+                         f"(backend {_BACKEND})")
 
 
 def _row_param(value, name, logits, kind):
@@ -248,7 +251,9 @@ def sample(logits: Tensor, *, k=None, p=None, temperature=None, min_p=None, seed
     kt, pt, mt, tt = _filters(logits, k, p, temperature, min_p)
     s = _seeds(seeds, "seeds", logits)
     o = _seeds(offsets, "offsets", logits)
-    return torch.ops.qrita.sample(logits, kt, pt, mt, tt, s, o, _workspace(workspace, logits))
+    tokens = torch.empty(logits.shape[0], dtype=torch.int32, device=logits.device)
+    torch.ops.qrita.sample(logits, kt, pt, mt, tt, s, o, tokens, _workspace(workspace, logits))
+    return tokens
 
 
 def candidates(logits: Tensor, C: int, *, k=None, p=None, temperature=None, min_p=None,

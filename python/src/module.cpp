@@ -164,7 +164,11 @@ void check_dtype(Array const& a, std::initializer_list<DType> allowed) {
   for (DType d : allowed)
     if (a.dtype == d) return;
   std::string names;
-  for (DType d : allowed) names += std::string(names.empty() ? "" : " or ") + dtype_name(d);
+  std::size_t i = 0;
+  for (DType d : allowed) {
+    names += std::string(i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + dtype_name(d);
+    ++i;
+  }
   throw type_error(std::string("argument '") + a.name + "' must hold " + names + ", got " +
                    dtype_name(a.dtype));
 }
