@@ -11,7 +11,9 @@
 # scripts/kokkos5-root.sh), configures the preset, builds every target ctest
 # runs (the GoogleTest suite, qrita-cli for the CLI tests and the perf suite
 # for its smoke run), then runs `ctest --preset PRESET` with the remaining
-# arguments, e.g. `scripts/test.sh openmp -R Semantics`.
+# arguments, e.g. `scripts/test.sh openmp -R Semantics`. With the default
+# preset it then installs the Python package and runs its pytest suite
+# (scripts/test-python.sh); QRITA_TEST_PYTHON=0 skips that.
 #
 # Exit status: 0 when every test passes; otherwise the failing step's
 # (ctest's is non-zero when a test fails).
@@ -21,7 +23,7 @@ cd "$repo"
 say() { printf '[qrita test] %s\n' "$*"; }
 
 case "${1:-}" in
-  -h|--help) sed -n '3,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h|--help) sed -n '3,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
 esac
 preset=openmp
 if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
@@ -47,3 +49,6 @@ cmake --build --preset "$preset"
 say "built in $((SECONDS - start)) s; running ctest --preset $preset $*"
 export OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 ctest --preset "$preset" "$@"
+if [ "$preset" = openmp ] && [ $# -eq 0 ] && [ "${QRITA_TEST_PYTHON:-1}" != 0 ]; then
+  scripts/test-python.sh
+fi

@@ -191,6 +191,41 @@ TYPED_TEST(Validation, StridedStatsAreWrittenAtTheirStride) {
   }
 }
 
+TYPED_TEST(Validation, WorkspaceOverCallerMemory) {
+  // A workspace over memory the caller owns (a framework's allocator) gives
+  // the same masks as one qrita allocates, call after call, and is refused
+  // when too small, misaligned or null, naming the argument.
+  qrita::Options o;
+  o.candidate_capacity = 500;
+  o.tier_capacity      = 1000;
+  const TypeParam space;
+  const std::size_t need = qrita::workspace_bytes(space, this->batch, this->vocab, o);
+  ASSERT_GT(need, 0u);
+  Kokkos::View<char*, typename TypeParam::memory_space> memory("memory", need + 32);
+  const qrita::Workspace<TypeParam> own(space, this->batch, this->vocab, o);
+  const qrita::Workspace<TypeParam> theirs(space, this->batch, this->vocab, o,
+                                           memory.data() + 16, need);
+  EXPECT_EQ(theirs.bytes(), need);
+  EXPECT_EQ(this->masked(space, o, &theirs), this->masked(space, o, &own));
+  // A second call over the same memory: what the first left is reusable.
+  EXPECT_EQ(this->masked(space, o, &theirs), this->masked(space, o, nullptr));
+  const auto reject = [&](auto&& make, const char* word) {
+    try {
+      make();
+      ADD_FAILURE() << "accepted: " << word;
+    } catch (std::invalid_argument const& e) {
+      EXPECT_THAT(e.what(), HasSubstr("qrita::Workspace"));
+      EXPECT_THAT(e.what(), HasSubstr(word));
+    }
+  };
+  reject([&] { qrita::Workspace<TypeParam>(space, this->batch, this->vocab, o, memory.data(), need - 1); },
+         "memory_bytes");
+  reject([&] { qrita::Workspace<TypeParam>(space, this->batch, this->vocab, o, memory.data() + 1, need); },
+         "aligned");
+  reject([&] { qrita::Workspace<TypeParam>(space, this->batch, this->vocab, o, nullptr, need); },
+         "null");
+}
+
 TYPED_TEST(Validation, WorkspaceIsSizedByThePlanAndChecked) {
   // A tier on every backend (hosts have none by default): the workspace is
   // league x tier x 8 bytes plus a record per row, plan() says so, and a
