@@ -152,6 +152,16 @@ def _check_logits(logits):
                          f"(backend {_BACKEND})")
 
 
+def _check_column(value, name, logits):
+    """A tensor of one entry per row, on the logits' device."""
+    if value.device != logits.device:
+        raise ValueError(f"argument '{name}' is on {value.device}; 'logits' is on "
+                         f"{logits.device}")
+    if value.dim() != 1 or value.shape[0] != logits.shape[0]:
+        raise ValueError(f"argument '{name}' must have one entry per row of 'logits' "
+                         f"({logits.shape[0]}), got shape {tuple(value.shape)}")
+
+
 def _row_param(value, name, logits, kind):
     """A per-row parameter as the op takes it: None, or a rank-1 tensor of
     one entry per row on the logits' device, int32 (kind 'int') or float32."""
@@ -168,12 +178,7 @@ def _row_param(value, name, logits, kind):
                 raise TypeError(f"argument '{name}' must be an integer, got {value!r}")
             value = max(_INT32_MIN, min(_INT32_MAX, value))
         return torch.full((rows,), value, dtype=dtype, device=logits.device)
-    if value.device != logits.device:
-        raise ValueError(f"argument '{name}' is on {value.device}; 'logits' is on "
-                         f"{logits.device}")
-    if value.dim() != 1 or value.shape[0] != rows:
-        raise ValueError(f"argument '{name}' must have one entry per row of 'logits' "
-                         f"({rows}), got shape {tuple(value.shape)}")
+    _check_column(value, name, logits)
     if kind == "int":
         if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
             raise TypeError(f"argument '{name}' must hold integers, got {value.dtype}")
@@ -195,12 +200,7 @@ def _seeds(value, name, logits):
                         f"{type(value).__name__}")
     if isinstance(value, int):
         return torch.full((rows,), value, dtype=torch.int64, device=logits.device)
-    if value.device != logits.device:
-        raise ValueError(f"argument '{name}' is on {value.device}; 'logits' is on "
-                         f"{logits.device}")
-    if value.dim() != 1 or value.shape[0] != rows:
-        raise ValueError(f"argument '{name}' must have one entry per row of 'logits' "
-                         f"({rows}), got shape {tuple(value.shape)}")
+    _check_column(value, name, logits)
     if value.dtype not in (torch.int64, getattr(torch, "uint64", torch.int64)):
         if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
             raise TypeError(f"argument '{name}' must hold 64-bit integers, got {value.dtype}")

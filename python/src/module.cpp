@@ -225,6 +225,18 @@ void by_logit_type(Array const& logits, F&& f) {
 
 using OptArray = std::optional<ArrayTuple>;
 
+// Runs `call(Tag<T>{}, space)` for the logits' type T on the instance of
+// `stream`, without the GIL (the arguments are checked inside, before any
+// work).
+template <class Call>
+void run(Array const& logits, std::uintptr_t stream, Call&& call) {
+  const Space space = instance(stream);
+  by_logit_type(logits, [&](auto tag) {
+    nb::gil_scoped_release release;
+    call(tag, space);
+  });
+}
+
 Filters filters(OptArray const& k, OptArray const& p, OptArray const& min_p,
                 OptArray const& temperature) {
   Filters f;
@@ -294,11 +306,8 @@ NB_MODULE(_qrita, m) {
         const Array logits = logits_of(logits_t);
         const Filters f    = filters(k, p, min_p, temperature);
         const auto w       = to_array(ws, "workspace");
-        const Space space  = instance(stream);
-        by_logit_type(logits, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          nb::gil_scoped_release release;
-          mask<T>(space, logits, f, w);
+        run(logits, stream, [&](auto tag, Space const& space) {
+          mask<typename decltype(tag)::type>(space, logits, f, w);
         });
       },
       nb::arg("logits"), nb::arg("k").none(), nb::arg("p").none(), nb::arg("min_p").none(),
@@ -315,11 +324,8 @@ NB_MODULE(_qrita, m) {
         const Array s = to_array(seeds, "seeds"), o = to_array(offsets, "offsets");
         const Array t      = to_array(tokens, "tokens");
         const auto w       = to_array(ws, "workspace");
-        const Space space  = instance(stream);
-        by_logit_type(logits, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          nb::gil_scoped_release release;
-          sample<T>(space, logits, f, s, o, t, w);
+        run(logits, stream, [&](auto tag, Space const& space) {
+          sample<typename decltype(tag)::type>(space, logits, f, s, o, t, w);
         });
       },
       nb::arg("logits"), nb::arg("k").none(), nb::arg("p").none(), nb::arg("min_p").none(),
@@ -339,11 +345,8 @@ NB_MODULE(_qrita, m) {
         const auto lp      = to_array(logprobs, "logprobs");
         const Array c      = to_array(counts, "counts");
         const auto w       = to_array(ws, "workspace");
-        const Space space  = instance(stream);
-        by_logit_type(logits, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          nb::gil_scoped_release release;
-          candidates<T>(space, logits, f, i, pr, lp, c, w);
+        run(logits, stream, [&](auto tag, Space const& space) {
+          candidates<typename decltype(tag)::type>(space, logits, f, i, pr, lp, c, w);
         });
       },
       nb::arg("logits"), nb::arg("k").none(), nb::arg("p").none(), nb::arg("min_p").none(),
