@@ -34,6 +34,19 @@ qrita_perf's qrita-sample benchmarks' cells):
                float32 softmax and random_sample (an exponential race:
                probs / Exp(1), argmax)
 
+qrita's own Python package (python/, a CUDA build installed with
+QRITA_BACKEND=cuda pip install .), timed by the same harness on the same
+inputs, with a qrita.torch.Workspace made once per vocabulary:
+
+  qrita-py-mask        qrita.torch.top_k_top_p_mask_(logits, k, p), in place
+  qrita-py-mask-graph  the same call captured in a CUDA graph, replayed (the
+               binding's cost under a graph; compare both with qrita_perf's
+               qrita/... cells at B = 1 for the cost of the Python layer)
+  qrita-py-sample      qrita.torch.sample(logits, k=k, p=p, seeds, offsets)
+  qrita-py-list        qrita.torch.candidates(logits, 64, k=k, p=p)
+
+They run when qrita imports with a CUDA build (--kinds names them too).
+
 The vLLM kinds need the files scripts/fetch-peers.sh extracts from the
 vllm 0.33.0 wheel into .peers/vllm_ops/, the FlashInfer kinds the extract of
 flashinfer-python it writes into .peers/flashinfer/ (never committed);
@@ -105,6 +118,9 @@ VOCABS = [128256, 262144]
 BATCHES = [1, 64, 1024]
 MODES = ["k10", "p0.7", "k50p0.9", "rand"]
 SAMPLERS = ["flashinfer-sample", "vllm-sample", "vllm-sample-native"]
+QRITA_KINDS = ["qrita-py-mask", "qrita-py-mask-graph", "qrita-py-sample", "qrita-py-list"]
+# Kinds whose result is a token per row (checked with check_tokens).
+TOKEN_KINDS = SAMPLERS + ["qrita-py-sample", "qrita-py-list"]
 MASK64 = (1 << 64) - 1
 TOL = 1e-5
 
@@ -416,6 +432,32 @@ def load_vllm(peers_dir):
             topk_topp_pytorch.apply_top_k_top_p_pytorch, sampler, version)
 
 
+def load_qrita():
+    """qrita.torch from an installed CUDA build, or (None, why not)."""
+    try:
+        import qrita
+        import qrita.torch as qt
+    except Exception as e:  # noqa: BLE001 - say why and go on
+        return None, f"qrita does not import: {e!r}"
+    if qrita.device != "cuda":
+        return None, f"qrita is a {qrita.backend} build"
+    return qt, f"qrita {qrita.__version__} ({qrita.backend})"
+
+
+def graph_of(fn):
+    """fn captured in a CUDA graph (one call on the capture stream first);
+    returns the replay."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=s):
+        fn()
+    return g.replay
+
+
 def load_flashinfer(fi_dir, cache, allow_aot=True):
     """FlashInfer's sampling extract (scripts/fetch-peers.sh) unpacked into
     `cache`, imported, and its module loaded (prebuilt or JIT-compiled):
@@ -690,6 +732,12 @@ def main():
         if drop and any(k in drop for k in kinds):
             print(f"peers: {', '.join(k for k in kinds if k in drop)} left out", file=sys.stderr)
             kinds = [k for k in kinds if k not in drop]
+    qt, qrita_note = load_qrita()
+    if not args.kinds and qt is not None:
+        kinds += QRITA_KINDS
+    if qt is None and any(k in QRITA_KINDS for k in kinds):
+        print(f"peers: qrita kinds left out: {qrita_note}", file=sys.stderr)
+        kinds = [k for k in kinds if k not in QRITA_KINDS]
     print(f"peers: kinds {', '.join(kinds)}" + (f" ({vllm_note})" if vllm_triton else ""), flush=True)
 
     vocabs = [128256] if args.quick else VOCABS
@@ -712,6 +760,8 @@ def main():
                     serving_params = [serving_row_params(args.seed, r, vocab) for r in range(max_b)]
                 params = serving_params
             pristine = counter_rows(shape, args.seed, list(range(max_b)), vocab, device, params)
+            ws = qt.Workspace(max_b, vocab) if qt is not None and any(
+                k in QRITA_KINDS for k in kinds) else None
             work_all = torch.empty_like(pristine)
             print(f"generated {shape} {max_b}x{vocab} in {time.time() - t0:.1f} s", flush=True)
             for batch in batches:
@@ -734,7 +784,7 @@ def main():
                             continue
                         if kind == "torch-topk" and k is None:
                             continue
-                        sampler = kind in SAMPLERS
+                        sampler = kind in TOKEN_KINDS
                         if kind == "flashinfer-sample":
                             call = lambda: flashinfer.sampling.top_k_top_p_sampling_from_logits(
                                 work, k_all, p_all, deterministic=True)
@@ -752,6 +802,17 @@ def main():
                             call = lambda: vllm_torch(work, k, p)
                         elif kind == "torch-sort":
                             call = lambda: sort_mask(work, k, p)
+                        elif kind == "qrita-py-mask":
+                            call = lambda: qt.top_k_top_p_mask_(work, k, p, workspace=ws)
+                        elif kind == "qrita-py-mask-graph":
+                            call = graph_of(lambda: qt.top_k_top_p_mask_(work, k, p, workspace=ws))
+                        elif kind == "qrita-py-sample":
+                            seeds = torch.arange(batch, device=device)
+                            offsets = torch.zeros(batch, dtype=torch.int64, device=device)
+                            call = lambda: qt.sample(work, k=k, p=p, seeds=seeds, offsets=offsets,
+                                                     workspace=ws)
+                        elif kind == "qrita-py-list":
+                            call = lambda: qt.candidates(work, 64, k=k, p=p, workspace=ws)[0][:, 0]
                         elif kind == "torch-topk":
                             k_max = int(k.max().item())
                             call = lambda: topk_mask(work, k, p, k_max)
@@ -791,7 +852,7 @@ def main():
                         print(f"{name:45s} {ms * 1e3:10.1f} us  x_copy {ms / cms:7.2f}  "
                               f"mem {mem / 2**20:8.1f} MiB  exact {exact:.2f}"
                               + (f"  ({why})" if why else ""), flush=True)
-            del pristine, work_all
+            del pristine, work_all, ws
             torch.cuda.empty_cache()
     props = torch.cuda.get_device_properties(0)
     context = {
@@ -805,6 +866,7 @@ def main():
         "kinds": ",".join(kinds),
         "vllm": vllm_note if vllm_triton else f"absent: {vllm_note}",
         "flashinfer": fi_note,
+        "qrita": qrita_note,
         "timing": f"CUDA events, median of up to {args.reps} calls (~{args.budget} s) after "
                   f"{args.warmup} warm-up calls; input restored before each call, untimed",
     }

@@ -6,16 +6,21 @@
 # GPU machine. There, `scripts/gpu-run.sh` runs everything in one go.
 #
 #   scripts/gpu-pack.sh [--out DIR] [--build BUILD] [--skip-build]
+#                       [--python VERSION]
 #
 # DIR defaults to ship/ in the repository (git-ignored), BUILD to build/cuda
 # (the `cuda` preset's folder; with --skip-build, any folder that holds a
-# CUDA build of the three binaries). Needs the CUDA set-up first:
-# scripts/install-deps.sh --backend cuda.
+# CUDA build of the three binaries). --python 3.12 also builds the Python
+# package's CUDA wheel for that Python (pyenv's, or python3.12 on PATH) and
+# downloads the wheels its tests need (pytest, NumPy) into DIR/python, for
+# gpu-run.sh's python step (the GPU machine has torch, and no network).
+# Needs the CUDA set-up first: scripts/install-deps.sh --backend cuda.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=$repo/ship
 build_dir=build/cuda
 build=1
+python_version=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
@@ -23,7 +28,8 @@ while [ $# -gt 0 ]; do
     --build) build_dir=$2; shift 2 ;;
     --build=*) build_dir=${1#*=}; shift ;;
     --skip-build) build=0; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --python) python_version=$2; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "gpu-pack: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -72,6 +78,20 @@ for b in "${bins[@]}"; do
   done
 done
 
+# The Python package for the GPU machine's Python: a CUDA wheel, and the
+# test-only wheels its suite needs.
+if [ -n "$python_version" ]; then
+  py=$(ls -d "$HOME/.pyenv/versions/$python_version"*/bin/python3 2>/dev/null | tail -n1)
+  [ -n "$py" ] || py=$(command -v "python$python_version" || true)
+  [ -n "$py" ] || { echo "gpu-pack: no Python $python_version here" >&2; exit 1; }
+  say "building the Python package's CUDA wheel with $("$py" --version)"
+  mkdir -p "$out/python"
+  PATH=/usr/bin:$PATH NVCC_APPEND_FLAGS="-gencode arch=compute_90,code=sm_90" QRITA_BACKEND=cuda \
+    "$py" -m pip wheel --no-deps -q -w "$out/python" "$repo"
+  "$py" -m pip download -q --only-binary :all: --python-version "$python_version" \
+    --platform manylinux2014_x86_64 -d "$out/python" pytest numpy
+fi
+
 cat > "$out/MANIFEST" <<EOF
 qrita GPU bundle
 commit:  $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include src tests perf || echo " (with local changes)")
@@ -82,6 +102,7 @@ images:  $(PATH=/usr/bin:$PATH cuobjdump --list-elf "${bins[0]}" 2>/dev/null | g
 binaries: $(cd "$out/bin" && echo *)
 libraries: $(cd "$out/lib" && echo *)
 peers:   $(cat "$out"/.peers/*/VERSION 2>/dev/null | tr '\n' ';' || echo none)
+python:  $(cd "$out/python" 2>/dev/null && echo qrita-*.whl || echo none)
 EOF
 say "packed into $out ($(du -sh "$out" | cut -f1)):"
 cat "$out/MANIFEST"

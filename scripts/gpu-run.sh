@@ -4,7 +4,8 @@
 # made by scripts/gpu-pack.sh: the test suite (serving sizes included), the
 # suite under compute-sanitizer (memcheck and racecheck, reduced sizes), the
 # CLI against the oracle, the perf suite, qrita's peers on the same inputs
-# (perf/peers.py) and the performance page written from them
+# (perf/peers.py, with qrita's Python ops when the bundle has the package)
+# and the performance page written from them
 # (scripts/perf_page.py). Everything lands in one folder:
 #
 #   device.txt   the bundle's MANIFEST, nvidia-smi's name, driver, memory and
@@ -12,6 +13,8 @@
 #   tests.json, tests.log, sanitizer-memcheck.log, sanitizer-racecheck.log,
 #   cli.log, calibrate.txt
 #   perf.json, perf.txt        qrita_perf (the default grid and the copy)
+#   python.log, python-tests.xml  the Python package's pytest suite on CUDA
+#                (when the bundle has its wheel: gpu-pack.sh --python 3.12)
 #   peers.json, peers.log      perf/peers.py (every peer whose files are there)
 #   PERFORMANCE.md, perf/*.png the page and its plots (plots need matplotlib)
 #   summary.txt                every step's outcome
@@ -22,7 +25,7 @@
 #   scripts/gpu-run.sh [--bundle DIR] [--out DIR] [--skip STEP]...
 #                      [--peers-args "ARGS"] [-- PERF_FLAGS]
 #
-# STEP: tests, sanitizer, cli, perf, peers, page. PERF_FLAGS go to qrita_perf
+# STEP: tests, sanitizer, cli, perf, python, peers, page. PERF_FLAGS go to qrita_perf
 # (e.g. --benchmark_filter=qrita/serving), ARGS to perf/peers.py (e.g.
 # "--kinds flashinfer-sample,vllm-sample"). Defaults: bundle ship/, results
 # in results/<date>-<gpu>/. FlashInfer's sampling module (.peers/flashinfer,
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --skip) skip="$skip$2 "; shift 2 ;;
     --) shift; perf_flags=("$@"); break ;;
-    -h|--help) sed -n '3,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,35p' "$0"; exit 0 ;;
     *) echo "gpu-run: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -119,6 +122,25 @@ if wanted perf && [ -x "$bin/qrita_perf" ]; then
   tail -n 5 "$out/perf.txt"
 fi
 
+# The Python package (a CUDA wheel in the bundle): installed into a virtual
+# environment that sees the machine's torch, then its pytest suite, the CUDA
+# graph test included. The peers step runs from that environment, so it
+# times qrita's Python ops beside the peers.
+python=python3
+if wanted python && ls "$bundle"/python/qrita-*.whl > /dev/null 2>&1; then
+  step "the Python package on CUDA: pip install (from the bundle), pytest"
+  venv=$(mktemp -d)/venv
+  python3 -m venv --system-site-packages "$venv" > "$out/python.log" 2>&1 &&
+    "$venv/bin/pip" install -q --no-index --find-links "$bundle/python" qrita pytest numpy \
+      >> "$out/python.log" 2>&1
+  record "python install" $?
+  (cd "$out" && "$venv/bin/python" -m pytest "$repo/python/tests" -q -p no:cacheprovider \
+    --junitxml="$out/python-tests.xml" >> "$out/python.log" 2>&1)
+  record "python tests" $?
+  tail -n 3 "$out/python.log" | tee -a "$out/summary.txt"
+  python=$venv/bin/python
+fi
+
 # Peers (perf/peers.py) on the same inputs: vLLM's Triton kernel, PyTorch
 # sort path and sampler, and FlashInfer's fused sampler from .peers/
 # (scripts/fetch-peers.sh; in the bundle or the repository), and torch.topk.
@@ -151,7 +173,7 @@ if wanted peers && [ -f "$repo/perf/peers.py" ]; then
         | tee -a "$out/summary.txt"
     fi
     # shellcheck disable=SC2086
-    python3 "$repo/perf/peers.py" --out "$out/peers.json" ${peers_dir:+--peers-dir "$peers_dir"} \
+    "$python" "$repo/perf/peers.py" --out "$out/peers.json" ${peers_dir:+--peers-dir "$peers_dir"} \
       ${fi_dir:+--flashinfer-dir "$fi_dir"} --flashinfer-cache "$repo/.peers-cache/flashinfer" \
       $peers_args > "$out/peers.log" 2>&1
     record peers $?

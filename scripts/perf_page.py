@@ -61,6 +61,8 @@ LIST_OVER_MASK = 1.2
 BF16_OVER_FP32 = 0.6
 FLASHINFER_FROM_BATCH = 64
 B1_US = 30.0
+PY_ADDED_US = 5.0  # the Python op's time over the C++ call's, per call
+PY_GRAPH_ADDED_US = 2.0  # the same, replayed from a CUDA graph
 
 
 def x_copy_target(shape, batch):
@@ -468,6 +470,32 @@ def sampler_table(results):
     return out + [""]
 
 
+def python_table(results):
+    """The Python package's cost over the C++ call, per batch: the custom
+    op, and the op replayed from a CUDA graph (absent data: no section)."""
+    kinds = [("qrita-py-mask", "`qrita.torch.top_k_top_p_mask_`"),
+             ("qrita-py-mask-graph", "the same op, replayed from a CUDA graph")]
+    if not any(k[0] == kinds[0][0] for k in results):
+        return []
+    out = ["## From Python", "",
+           "The Python package's mask (`perf/peers.py`, the same rows and timing as the peers) "
+           "against `qrita::sample_mask` called from C++ (`qrita_perf`): the time it adds per "
+           f"call, median and range over the cells (targets: at most {PY_ADDED_US} us, and "
+           f"{PY_GRAPH_ADDED_US} us under a CUDA graph).", "",
+           "| B | " + " | ".join(f"{label}: added us" for _, label in kinds) + " |",
+           "|---|" + "---|" * len(kinds)]
+    cells = cells_of(results, kinds[0][0])
+    for batch in sorted({c[3] for c in cells}):
+        row = [str(batch)]
+        for kind, _ in kinds:
+            added = [us_of(results, kind, c) - us_of(results, "qrita", c)
+                     for c in cells if c[3] == batch and us_of(results, kind, c)
+                     and us_of(results, "qrita", c)]
+            row.append(span(added, lambda x: f"{x:.1f}") if added else DASH)
+        out.append("| " + " | ".join(row) + " |")
+    return out + [""]
+
+
 def targets(results):
     out = ["## Targets", "",
            "Counted over every cell of the grid above; the reasons are what limits the misses.",
@@ -691,6 +719,7 @@ def page(data_dir, out_path, argv_dir):
               "calls Google Benchmark makes in 0.05 s")
     lines += unwrap(METHOD.replace("TIMING_QRITA", timing)) + [""]
     lines += sampler_table(results)
+    lines += python_table(results)
     lines += targets(results)
     lines += plots_section()
     lines += unwrap(REPRODUCE) + [""]

@@ -70,6 +70,7 @@ namespace {
 
 std::mutex state_mutex;
 int initialized_device = -1;  // the device Kokkos runs on; -1: not initialised
+bool owns_kokkos        = false;  // this module initialised Kokkos (and finalises it)
 
 #if defined(KOKKOS_ENABLE_CUDA)
 using Stream = cudaStream_t;
@@ -94,6 +95,7 @@ void initialize(int device_id) {
     for (auto& a : args) argv.push_back(a.data());
     int argc = int(argv.size());
     Kokkos::initialize(argc, argv.data());
+    owns_kokkos = true;
   }
   initialized_device = space_device_type() == int(DeviceType::cpu) ? 0 : device_id;
 }
@@ -103,7 +105,8 @@ void finalize() {
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
   instances().clear();
 #endif
-  if (initialized_device >= 0 && Kokkos::is_initialized()) Kokkos::finalize();
+  if (owns_kokkos && Kokkos::is_initialized()) Kokkos::finalize();
+  owns_kokkos        = false;
   initialized_device = -1;
 }
 

@@ -76,14 +76,16 @@ def test_cuda_graph_replay_equals_direct_calls(device):
         masked = qt.top_k_top_p_mask_(static, k, p, workspace=ws)
         return tokens, ids, probs, logprobs, counts, masked
 
+    # One call on the capture stream before capturing: qrita makes its
+    # execution-space instance for a stream on the stream's first call.
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
-        step()  # warm-up outside capture (stream instance, allocator)
+        step()
     torch.cuda.current_stream().wait_stream(s)
     graph = torch.cuda.CUDAGraph()
     static.copy_(x)
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=s):
         out = step()
     for i in range(3):
         new = torch.randn(b, v, device=device)
