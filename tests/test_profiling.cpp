@@ -6,8 +6,8 @@
 // qrita::*_deferred, or
 // when split, launches qrita::split_deferred_finish after qrita::split_gather
 // (and qrita::split_deferred_plan before it where
-// LaunchPlan::split_plans_apart; none after it where
-// LaunchPlan::split_finish_in_gather)) inside
+// LaunchArrangement::split_plans_apart; none after it where
+// LaunchArrangement::split_finish_in_gather)) inside
 // one balanced region named after the call (also when the call throws);
 // with a qrita::Workspace, no allocation or deallocation at all, qrita's or
 // Kokkos' own, and no fence inside a call (so it can be captured in a CUDA
@@ -242,8 +242,9 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   const qrita::Workspace<TypeParam> ws(space, batch, vocab, opts);
   ASSERT_GT(ws.bytes(), 0u);
   // Each call once and its expected launches; `split`: may it be split.
-  const qrita::LaunchPlan layout = qrita::plan(space, batch, vocab, opts);
-  const bool splits = layout.teams_per_row > 1;
+  const qrita::detail::FullPlan layout =
+      qrita::detail::make_full_plan("qrita::plan", space, batch, vocab, opts);
+  const bool splits = layout.plan.teams_per_row > 1;
   std::vector<std::string> regions, kernels;
   // `second`: the sampler's and the list's second kernel (top-p rows too
   // wide for the tiers), launched by every such call with a workspace and
@@ -254,9 +255,10 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
     const bool deferring = second && std::string(name) != "qrita::sample_mask";
     if (splits && split) {
       kernels.emplace_back("qrita::split_scan");
-      if (deferring && layout.split_plans_apart) kernels.emplace_back("qrita::split_deferred_plan");
+      if (deferring && layout.launch.split_plans_apart)
+        kernels.emplace_back("qrita::split_deferred_plan");
       kernels.emplace_back("qrita::split_gather");
-      if (deferring && !layout.split_finish_in_gather)
+      if (deferring && !layout.launch.split_finish_in_gather)
         kernels.emplace_back("qrita::split_deferred_finish");
     } else {
       kernels.emplace_back(name);

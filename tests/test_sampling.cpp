@@ -645,10 +645,10 @@ void large_kept_sets_agree() {
   split.teams_per_row  = 3;
   // So many teams per row that they take more than one wave on a device:
   // the deferred rows' buckets are then planned by a launch of their own
-  // (LaunchPlan::split_plans_apart); with 3 teams, on a device, by each
+  // (detail::LaunchArrangement::split_plans_apart); with 3 teams, on a device, by each
   // team (on a host with few threads, by the launch in both). So the
   // deferred rows are finished by split_deferred_finish at 40 teams, and
-  // on CUDA inside split_gather at 3 (LaunchPlan::split_finish_in_gather).
+  // on CUDA inside split_gather at 3 (detail::LaunchArrangement::split_finish_in_gather).
   qrita::Options split_wide = small;
   split_wide.teams_per_row  = 40;
   // A tier beside the small buffer: the list's second kernel gathers its

@@ -14,6 +14,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// A call's whole plan: qrita::plan's public part and how its launches are
+// arranged (detail::LaunchArrangement).
+template <class Space>
+qrita::detail::FullPlan full_plan(Space const& space, std::int64_t batch, std::int64_t vocab,
+                                  qrita::Options const& opts = qrita::Options{}) {
+  return qrita::detail::make_full_plan("qrita::plan", space, batch, vocab, opts);
+}
+
 template <class Exec>
 class Validation : public ::testing::Test {
  protected:
@@ -289,7 +297,8 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
     int last = 1 << 30;
     bool split_any = false;
     for (std::int64_t B = 1; B <= 2048; B = B < 8 ? B + 1 : B * 2) {
-      const qrita::LaunchPlan plan = qrita::plan(space, B, V);
+      const qrita::detail::FullPlan full = full_plan(space, B, V);
+      const qrita::LaunchPlan& plan = full.plan;
       const int S = plan.teams_per_row;
       EXPECT_LE(S, last) << "batch " << B << ", V " << V;
       last = S;
@@ -299,9 +308,9 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
       EXPECT_GE(S, 2);
       EXPECT_LE(std::int64_t(S), V / P::split_segment) << "batch " << B;
       EXPECT_LE(B * S, resident(plan)) << "batch " << B << ", V " << V << ", S " << S;
-      EXPECT_FALSE(plan.split_plans_apart) << "batch " << B << ", V " << V;
+      EXPECT_FALSE(full.launch.split_plans_apart) << "batch " << B << ", V " << V;
       // One wave: a deferred row's teams may wait for one another (CUDA).
-      EXPECT_EQ(plan.split_finish_in_gather, P::split_fused_finish) << "batch " << B;
+      EXPECT_EQ(full.launch.split_finish_in_gather, P::split_fused_finish) << "batch " << B;
     }
     if (!P::split_rows) {
       EXPECT_FALSE(split_any);
@@ -320,16 +329,17 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
   qrita::Options forced;
   forced.teams_per_row = 40;
   for (std::int64_t B : {1, 64, 1024}) {
-    const qrita::LaunchPlan plan = qrita::plan(space, B, 128256, forced);
-    EXPECT_EQ(plan.teams_per_row, 40);
-    EXPECT_EQ(plan.split_plans_apart, B * 40 > resident(plan)) << "batch " << B;
+    const qrita::detail::FullPlan full = full_plan(space, B, 128256, forced);
+    EXPECT_EQ(full.plan.teams_per_row, 40);
+    EXPECT_EQ(full.launch.split_plans_apart, B * 40 > resident(full.plan)) << "batch " << B;
     // Never a wait inside a launch whose teams take more than one wave.
-    EXPECT_EQ(plan.split_finish_in_gather, P::split_fused_finish && !plan.split_plans_apart)
+    EXPECT_EQ(full.launch.split_finish_in_gather,
+              P::split_fused_finish && !full.launch.split_plans_apart)
         << "batch " << B;
   }
   qrita::Options one;
   one.teams_per_row = 1;
-  EXPECT_FALSE(qrita::plan(space, 1, 128256, one).split_finish_in_gather);
+  EXPECT_FALSE(full_plan(space, 1, 128256, one).launch.split_finish_in_gather);
 }
 
 TYPED_TEST(Validation, TeamsAloneOnlyWhereOnePerMultiprocessor) {
@@ -342,15 +352,14 @@ TYPED_TEST(Validation, TeamsAloneOnlyWhereOnePerMultiprocessor) {
   const TypeParam space;
   qrita::Options unsplit;
   unsplit.teams_per_row = 1;
-  const qrita::LaunchPlan small = qrita::plan(space, this->batch, this->vocab, unsplit);
-  const qrita::LaunchPlan wide  = qrita::plan(space, 1 << 20, this->vocab, unsplit);
-  EXPECT_FALSE(wide.teams_alone);
-  EXPECT_EQ(small.teams_alone, P::alone_bounds_own) << small.league_size;
+  const qrita::detail::FullPlan small = full_plan(space, this->batch, this->vocab, unsplit);
+  const qrita::detail::FullPlan wide  = full_plan(space, 1 << 20, this->vocab, unsplit);
+  EXPECT_FALSE(wide.launch.teams_alone);
+  EXPECT_EQ(small.launch.teams_alone, P::alone_bounds_own) << small.plan.league_size;
   if (!P::alone_bounds_own) return;
   qrita::Options big = unsplit;
   big.team_size      = 1024;
-  const qrita::LaunchPlan big_plan = qrita::plan(space, this->batch, this->vocab, big);
-  EXPECT_FALSE(big_plan.teams_alone);
+  EXPECT_FALSE(full_plan(space, this->batch, this->vocab, big).launch.teams_alone);
   const std::vector<float> alone  = this->masked(space, unsplit);
   const std::vector<float> capped = this->masked(space, big);
   EXPECT_EQ(alone, capped);
@@ -369,15 +378,16 @@ TYPED_TEST(Validation, SplitTeamsAloneOnlyWhereOnePerMultiprocessor) {
   qrita::Options few, many;
   few.teams_per_row  = 4;    // 24 teams
   many.teams_per_row = 400;  // 2400 teams: more than any device's multiprocessors
-  const qrita::LaunchPlan few_plan  = qrita::plan(space, this->batch, this->vocab, few);
-  const qrita::LaunchPlan many_plan = qrita::plan(space, this->batch, this->vocab, many);
-  EXPECT_FALSE(many_plan.split_alone);
-  const bool fits = few_plan.teams_per_row > 1 &&
-                    std::int64_t(this->batch) * few_plan.teams_per_row <= multiprocessors;
-  EXPECT_EQ(few_plan.split_alone, P::split_bounds_own && fits)
-      << few_plan.teams_per_row << " teams per row, " << multiprocessors << " multiprocessors";
+  const qrita::detail::FullPlan few_plan  = full_plan(space, this->batch, this->vocab, few);
+  const qrita::detail::FullPlan many_plan = full_plan(space, this->batch, this->vocab, many);
+  EXPECT_FALSE(many_plan.launch.split_alone);
+  const bool fits = few_plan.plan.teams_per_row > 1 &&
+                    std::int64_t(this->batch) * few_plan.plan.teams_per_row <= multiprocessors;
+  EXPECT_EQ(few_plan.launch.split_alone, P::split_bounds_own && fits)
+      << few_plan.plan.teams_per_row << " teams per row, " << multiprocessors
+      << " multiprocessors";
   if (!P::split_bounds_own) return;
-  ASSERT_GT(many_plan.teams_per_row, 1);
+  ASSERT_GT(many_plan.plan.teams_per_row, 1);
   const qrita::Workspace<TypeParam> few_ws(space, this->batch, this->vocab, few);
   const qrita::Workspace<TypeParam> many_ws(space, this->batch, this->vocab, many);
   const std::vector<float> alone  = this->masked(space, few, &few_ws);

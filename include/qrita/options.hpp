@@ -79,7 +79,8 @@ struct RowStats {
 };
 
 // How a call is laid out (qrita::plan): what the options and the backend's
-// limits resolve to.
+// limits resolve to, in the terms a caller can act on (sizes, teams per row,
+// the workspace to make).
 struct LaunchPlan {
   int team_size          = 0;  // threads per team
   std::int64_t league_size = 0;  // persistent teams (<= batch)
@@ -88,24 +89,6 @@ struct LaunchPlan {
   int histogram_buckets  = 0;  // buckets of the first read's histogram
   int teams_per_row      = 1;  // > 1: each row is split across this many teams
   int split_team_size    = 0;  // threads per team of the split launches
-  // Split: the sampler's and the list's rows with top-p sets wider than
-  // the candidate tiers get their boundary planned by a launch of its own
-  // (qrita::split_deferred_plan), where the split teams take more than
-  // one wave; otherwise every team of the row plans it.
-  bool split_plans_apart = false;
-  // Split, without split_plans_apart (every split team runs at once; CUDA):
-  // those rows are finished inside qrita::split_gather, whose teams wait
-  // for the row's cut there, instead of by a launch of their own
-  // (qrita::split_deferred_finish).
-  bool split_finish_in_gather = false;
-  // Unsplit: at most one team per multiprocessor (a batch no larger than
-  // the device's multiprocessors), so the kernel is launched under bounds
-  // that give a thread more registers (CUDA; Policy::alone_launch_bounds).
-  bool teams_alone = false;
-  // Split: the batch's split teams (batch x teams_per_row) no more than the
-  // multiprocessors, so the split launches use bounds that give a thread
-  // more registers (CUDA; Policy::split_alone_launch_bounds).
-  bool split_alone = false;
   std::size_t team_scratch_bytes = 0;  // on-chip scratch per team
   // Device memory the call needs besides its arguments: the size of the
   // qrita::Workspace to pass (0: none needed).

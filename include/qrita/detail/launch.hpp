@@ -116,11 +116,34 @@ inline SplitLayout split_layout(LaunchPlan const& plan, SplitSizes const& split)
   return lay;
 }
 
+// How a call's launches are arranged, beyond what LaunchPlan tells callers.
+struct LaunchArrangement {
+  // Unsplit: at most one team per multiprocessor (a batch no larger than
+  // the device's multiprocessors), so the kernel is launched under bounds
+  // that give a thread more registers (CUDA; Policy::alone_launch_bounds).
+  bool teams_alone = false;
+  // Split: the batch's split teams (batch x teams_per_row) no more than the
+  // multiprocessors, so the split launches use bounds that give a thread
+  // more registers (CUDA; Policy::split_alone_launch_bounds).
+  bool split_alone = false;
+  // Split: the sampler's and the list's rows with top-p sets wider than
+  // the candidate tiers get their boundary planned by a launch of its own
+  // (qrita::split_deferred_plan), where the split teams take more than
+  // one wave; otherwise every team of the row plans it.
+  bool split_plans_apart = false;
+  // Split, without split_plans_apart (every split team runs at once; CUDA):
+  // those rows are finished inside qrita::split_gather, whose teams wait
+  // for the row's cut there, instead of by a launch of their own
+  // (qrita::split_deferred_finish).
+  bool split_finish_in_gather = false;
+};
+
 // How a call is laid out: decided from the sizes and the options alone, so
 // that callers can ask for it (qrita::plan) before calling.
 struct FullPlan {
   LaunchPlan plan;
   SplitSizes split;
+  LaunchArrangement launch;
 };
 
 // The options and the vocabulary have been checked (check_options,
@@ -176,8 +199,9 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   // At most one team per multiprocessor (known on CUDA only), within the
   // threads Policy::alone_launch_bounds allows.
   const MultiprocessorLimits mp = multiprocessor_limits(space);
-  plan.teams_alone = mp.multiprocessors > 0 && plan.league_size <= mp.multiprocessors &&
-                     plan.team_size <= P::team_size;
+  full.launch.teams_alone = mp.multiprocessors > 0 &&
+                            plan.league_size <= mp.multiprocessors &&
+                            plan.team_size <= P::team_size;
 
   // The device tier: a slice of the workspace per team, never more than
   // the rest of a row.
@@ -196,9 +220,9 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   plan.split_team_size = full.split.team_size;
   // At most one split team per multiprocessor (known on CUDA only), within
   // the threads Policy::split_alone_launch_bounds allows.
-  plan.split_alone = mp.multiprocessors > 0 && plan.teams_per_row > 1 &&
-                     batch * plan.teams_per_row <= mp.multiprocessors &&
-                     plan.split_team_size <= P::wide_batch_team_size;
+  full.launch.split_alone = mp.multiprocessors > 0 && plan.teams_per_row > 1 &&
+                            batch * plan.teams_per_row <= mp.multiprocessors &&
+                            plan.split_team_size <= P::wide_batch_team_size;
   // A deferred row's boundary buckets are planned by a launch of their own
   // (one team per row) where the split teams take more than one wave
   // (more than SplitSizes::resident_teams): every team's
@@ -206,13 +230,13 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   // run side by side and the extra launch would cost more than it saves
   // (docs/DESIGN.md, "Small batches"). The backend's own choice of teams
   // per row keeps to one wave; a caller's Options::teams_per_row may not.
-  plan.split_plans_apart =
+  full.launch.split_plans_apart =
       plan.teams_per_row > 1 && batch * plan.teams_per_row > full.split.resident_teams;
   // In one wave, a deferred row's teams can wait for one another inside a
   // launch (Policy::split_fused_finish): split_deferred_finish's work is
   // done in split_gather (SplitKernel::deferred_end).
-  plan.split_finish_in_gather =
-      P::split_fused_finish && plan.teams_per_row > 1 && !plan.split_plans_apart;
+  full.launch.split_finish_in_gather =
+      P::split_fused_finish && plan.teams_per_row > 1 && !full.launch.split_plans_apart;
   if (full.split.rows > 0)
     plan.workspace_bytes = split_layout(plan, full.split).bytes;
   // A record per row at the end, 16-byte aligned: the sampler's and the
@@ -275,10 +299,10 @@ void with_bounds(bool alone, Run const& run) {
 // member type), so the kernel is the same code compiled twice.
 template <class ExecutionSpace, class Kernel>
 void launch_unsplit(const char* label, ExecutionSpace const& space, Kernel const& kernel,
-                    LaunchPlan const& plan) {
+                    LaunchPlan const& plan, LaunchArrangement const& arrangement) {
   using P = Policy<ExecutionSpace>;
   with_bounds<typename P::alone_launch_bounds, typename P::launch_bounds>(
-      plan.teams_alone, [&](auto bounds) {
+      arrangement.teams_alone, [&](auto bounds) {
         auto policy = light_weight(Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds)>(
             space, int(plan.league_size), plan.team_size));
         policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
@@ -295,36 +319,38 @@ void launch_unsplit(const char* label, ExecutionSpace const& space, Kernel const
 template <class ExecutionSpace, class T, Mode M>
 void launch_deferred(ExecutionSpace const& space,
                      MaskKernel<ExecutionSpace, T, M> const& kernel,
-                     LaunchPlan const& plan) {
+                     LaunchPlan const& plan, LaunchArrangement const& arrangement) {
   if constexpr (M != Mode::mask) {
     using Second = MaskKernel<ExecutionSpace, T, M, false, true>;
     if (kernel.prm.deferred_end == nullptr) return;
     const Second second = Second::from(kernel);
     launch_unsplit(M == Mode::sample ? "qrita::sample_tokens_deferred"
                                      : "qrita::candidate_list_deferred",
-                   space, second, plan);
+                   space, second, plan, arrangement);
   } else {
-    (void)space, (void)kernel, (void)plan;
+    (void)space, (void)kernel, (void)plan, (void)arrangement;
   }
 }
 
 // The launches of a split call (split_kernel.hpp), in order on `space`:
 // scan and gather (which writes the mask). A sampler or list call that can
 // defer rows (see launch): scan, the deferred rows' plan where
-// LaunchPlan::split_plans_apart, gather (the Deferred variant, which also
+// LaunchArrangement::split_plans_apart, gather (the Deferred variant, which also
 // gathers the deferred rows' boundary) and finish.
 template <class ExecutionSpace, class T, Mode M>
 void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> const& kernel,
-                  LaunchPlan const& plan, SplitSizes const& split, char* ws) {
+                  FullPlan const& full, char* ws) {
   using Split = SplitKernel<ExecutionSpace, T, M>;
-  SplitLayout layout = split_layout(plan, split);
+  LaunchPlan const& plan = full.plan;
+  SplitLayout layout = split_layout(plan, full.split);
   const int S       = plan.teams_per_row;
   const int wide    = int(kernel.prm.batch) * S;
   const int team    = plan.split_team_size;
-  layout.plan_apart = plan.split_plans_apart;
+  layout.plan_apart = full.launch.split_plans_apart;
   // split_deferred_finish's work in split_gather where every split team is
-  // resident at once (LaunchPlan::split_finish_in_gather).
-  layout.fused_finish = plan.split_finish_in_gather && kernel.prm.deferred_end != nullptr;
+  // resident at once (LaunchArrangement::split_finish_in_gather).
+  layout.fused_finish =
+      full.launch.split_finish_in_gather && kernel.prm.deferred_end != nullptr;
   const Split sk{kernel, ws, layout};
   static_assert(sizeof(Split) < 4096,
                 "qrita: the split kernel must fit in a kernel argument (4 KiB)");
@@ -337,7 +363,7 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
     using Tag       = decltype(tag);
     const int teams = league > 0 ? league : wide;
     with_bounds<typename P::split_alone_launch_bounds, typename P::split_launch_bounds>(
-        plan.split_alone, [&](auto bounds) {
+        full.launch.split_alone, [&](auto bounds) {
           auto policy = light_weight(
               Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds), Tag>(space, teams, team));
           policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
@@ -424,7 +450,7 @@ void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
   // Rows split across teams, except with min-p (whose count the deciding
   // team would have to take alone).
   if (plan.teams_per_row > 1 && call.io.min_p == nullptr) {
-    launch_split(space, kernel, plan, full.split, static_cast<char*>(ws.data));
+    launch_split(space, kernel, full, static_cast<char*>(ws.data));
     return;
   }
   // The sampler's unsplit kernel calls the search out of line where the
@@ -438,8 +464,8 @@ void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
   const Unsplit unsplit = Unsplit::from(kernel);
   static_assert(sizeof(Unsplit) < 4096,
                 "qrita: the kernel must fit in a kernel argument (4 KiB)");
-  launch_unsplit(call_name<M>(), space, unsplit, plan);
-  launch_deferred(space, kernel, plan);
+  launch_unsplit(call_name<M>(), space, unsplit, plan, full.launch);
+  launch_deferred(space, kernel, plan, full.launch);
 }
 
 // A Kokkos Tools region that is closed on every way out, exceptions too.

@@ -116,7 +116,7 @@ struct Policy {
       runs_on_host, Kokkos::LaunchBounds<>, Kokkos::LaunchBounds<1024, 1>>::type;
 
   // Unsplit launches whose teams are alone on their multiprocessors
-  // (LaunchPlan::teams_alone: a batch no larger than the multiprocessors,
+  // (LaunchArrangement::teams_alone: a batch no larger than the multiprocessors,
   // one team_size team per row), on CUDA: one team of up to team_size
   // threads per multiprocessor, which leaves 128 registers a thread
   // (ptxas takes 126-128) against the cap's 64: such a team is alone on
@@ -144,7 +144,7 @@ struct Policy {
                            unsigned(split_teams_per_multiprocessor)>,
       launch_bounds>::type;
   // Split launches whose teams are alone on their multiprocessors
-  // (LaunchPlan::split_alone: the batch's split teams no more than the
+  // (LaunchArrangement::split_alone: the batch's split teams no more than the
   // multiprocessors, e.g. batch 1), on CUDA: one team of
   // wide_batch_team_size threads per multiprocessor, which leaves up to
   // 255 registers a thread (ptxas takes 130-138 on split_scan). The
@@ -231,7 +231,7 @@ struct Policy {
 
   // A split sampler or list call with p values runs split_deferred_finish's
   // work inside split_gather where every split team is resident at once
-  // (no LaunchPlan::split_plans_apart): a deferred row's teams wait there
+  // (no LaunchArrangement::split_plans_apart): a deferred row's teams wait there
   // for its last team's cut instead of for another launch
   // (SplitKernel::deferred_end). CUDA only: the wait needs the teams to
   // run side by side, which a host backend running teams one after another
