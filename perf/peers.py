@@ -748,6 +748,7 @@ def main():
     max_b = max(batches)
     for vocab in vocabs:
         serving_params = None
+        ws = qt.Workspace(max_b, vocab) if any(k in QRITA_KINDS for k in kinds) else None
         for shape in SHAPES:
             names = [f"{kind}/{shape}/{mode}/V:{vocab}/B:{b}"
                      for kind in kinds for mode in MODES for b in batches]
@@ -760,8 +761,6 @@ def main():
                     serving_params = [serving_row_params(args.seed, r, vocab) for r in range(max_b)]
                 params = serving_params
             pristine = counter_rows(shape, args.seed, list(range(max_b)), vocab, device, params)
-            ws = qt.Workspace(max_b, vocab) if qt is not None and any(
-                k in QRITA_KINDS for k in kinds) else None
             work_all = torch.empty_like(pristine)
             print(f"generated {shape} {max_b}x{vocab} in {time.time() - t0:.1f} s", flush=True)
             for batch in batches:
@@ -852,7 +851,7 @@ def main():
                         print(f"{name:45s} {ms * 1e3:10.1f} us  x_copy {ms / cms:7.2f}  "
                               f"mem {mem / 2**20:8.1f} MiB  exact {exact:.2f}"
                               + (f"  ({why})" if why else ""), flush=True)
-            del pristine, work_all, ws
+            del pristine, work_all
             torch.cuda.empty_cache()
     props = torch.cuda.get_device_properties(0)
     context = {

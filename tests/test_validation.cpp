@@ -71,6 +71,15 @@ class Validation : public ::testing::Test {
     return out;
   }
 
+  // Options that give every backend a tier (hosts have none by default),
+  // so that a workspace holds one.
+  static qrita::Options tiered() {
+    qrita::Options o;
+    o.candidate_capacity = 500;
+    o.tier_capacity      = 1000;
+    return o;
+  }
+
   template <class Call>
   void expect_rejected(Call&& call, std::vector<std::string> const& words) {
     try {
@@ -203,9 +212,7 @@ TYPED_TEST(Validation, WorkspaceOverCallerMemory) {
   // A workspace over memory the caller owns (a framework's allocator) gives
   // the same masks as one qrita allocates, call after call, and is refused
   // when too small, misaligned or null, naming the argument.
-  qrita::Options o;
-  o.candidate_capacity = 500;
-  o.tier_capacity      = 1000;
+  const qrita::Options o = this->tiered();
   const TypeParam space;
   const std::size_t need = qrita::workspace_bytes(space, this->batch, this->vocab, o);
   ASSERT_GT(need, 0u);
@@ -226,21 +233,18 @@ TYPED_TEST(Validation, WorkspaceOverCallerMemory) {
       EXPECT_THAT(e.what(), HasSubstr(word));
     }
   };
-  reject([&] { qrita::Workspace<TypeParam>(space, this->batch, this->vocab, o, memory.data(), need - 1); },
+  using Ws = qrita::Workspace<TypeParam>;
+  reject([&] { Ws(space, this->batch, this->vocab, o, memory.data(), need - 1); },
          "memory_bytes");
-  reject([&] { qrita::Workspace<TypeParam>(space, this->batch, this->vocab, o, memory.data() + 1, need); },
-         "aligned");
-  reject([&] { qrita::Workspace<TypeParam>(space, this->batch, this->vocab, o, nullptr, need); },
-         "null");
+  reject([&] { Ws(space, this->batch, this->vocab, o, memory.data() + 1, need); }, "aligned");
+  reject([&] { Ws(space, this->batch, this->vocab, o, nullptr, need); }, "null");
 }
 
 TYPED_TEST(Validation, WorkspaceIsSizedByThePlanAndChecked) {
   // A tier on every backend (hosts have none by default): the workspace is
   // league x tier x 8 bytes plus a record per row, plan() says so, and a
   // workspace made for a smaller call is refused before anything is written.
-  qrita::Options o;
-  o.candidate_capacity = 500;
-  o.tier_capacity      = 1000;
+  qrita::Options o = this->tiered();
   const TypeParam space;
   const qrita::LaunchPlan plan = qrita::plan(space, this->batch, this->vocab, o);
   EXPECT_EQ(plan.tier_capacity, 1000);

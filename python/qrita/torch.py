@@ -225,7 +225,9 @@ def _workspace(workspace, logits):
     return t
 
 
-def _filters(logits, k, p, temperature, min_p):
+def _checked_filters(logits, k, p, temperature, min_p):
+    """The logits checked, and the filters as the ops take them."""
+    _check_logits(logits)
     return (_row_param(k, "k", logits, "int"), _row_param(p, "p", logits, "float"),
             _row_param(min_p, "min_p", logits, "float"),
             _row_param(temperature, "temperature", logits, "float"))
@@ -236,8 +238,7 @@ def top_k_top_p_mask_(logits: Tensor, k=None, p=None, *, temperature=None, min_p
     """Top-k, top-p and min-p (with temperature), in vLLM's order, on every
     row of ``logits`` in place: kept entries keep their bits, the others
     become -inf. Returns ``logits``."""
-    _check_logits(logits)
-    kt, pt, mt, tt = _filters(logits, k, p, temperature, min_p)
+    kt, pt, mt, tt = _checked_filters(logits, k, p, temperature, min_p)
     torch.ops.qrita.top_k_top_p_mask_(logits, kt, pt, mt, tt, _workspace(workspace, logits))
     return logits
 
@@ -247,8 +248,7 @@ def sample(logits: Tensor, *, k=None, p=None, temperature=None, min_p=None, seed
     """One token per row, drawn exactly from the filtered distribution with
     Philox keyed by (seed, offset): int32 ids, -1 for a row without a
     candidate. ``logits`` are not written."""
-    _check_logits(logits)
-    kt, pt, mt, tt = _filters(logits, k, p, temperature, min_p)
+    kt, pt, mt, tt = _checked_filters(logits, k, p, temperature, min_p)
     s = _seeds(seeds, "seeds", logits)
     o = _seeds(offsets, "offsets", logits)
     tokens = torch.empty(logits.shape[0], dtype=torch.int32, device=logits.device)
@@ -263,10 +263,9 @@ def candidates(logits: Tensor, C: int, *, k=None, p=None, temperature=None, min_
     (-1 past the list), probabilities and log-probabilities float32 under
     the filtered distribution, counts int32 (the kept set's size, which may
     exceed C). ``logits`` are not written."""
-    _check_logits(logits)
+    kt, pt, mt, tt = _checked_filters(logits, k, p, temperature, min_p)
     if isinstance(C, bool) or not isinstance(C, int):
         raise TypeError(f"argument 'C' must be an int, got {type(C).__name__}")
     if C < 0:
         raise ValueError(f"argument 'C' must be >= 0, got {C}")
-    kt, pt, mt, tt = _filters(logits, k, p, temperature, min_p)
     return torch.ops.qrita.candidates(logits, C, kt, pt, mt, tt, _workspace(workspace, logits))

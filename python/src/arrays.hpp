@@ -11,6 +11,7 @@
 #include <qrita/qrita.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>

@@ -7,8 +7,8 @@
 
 #include "calls.hpp"
 
+#include <initializer_list>
 #include <string>
-#include <type_traits>
 
 namespace qrita_python {
 namespace calls_detail {
@@ -32,12 +32,17 @@ Column<T> column(Array const& a) {
                    Kokkos::LayoutStride(std::size_t(a.shape[0]), std::size_t(a.stride[0])));
 }
 
+// An argument's device, type and shape: rank `ndim`, `rows` rows.
+inline void check_array(Array const& a, std::initializer_list<DType> types, int ndim,
+                        std::int64_t rows) {
+  check_device(a);
+  check_dtype(a, types);
+  check_rows(a, ndim, rows);
+}
+
 // A filter: rank 1, one entry per row, of its type.
 inline void check_filter(std::optional<Array> const& a, DType type, std::int64_t rows) {
-  if (!a) return;
-  check_device(*a);
-  check_dtype(*a, {type});
-  check_rows(*a, 1, rows);
+  if (a) check_array(*a, {type}, 1, rows);
 }
 
 inline qrita::SamplingParams<Memory> params(Filters const& f, std::int64_t rows) {
@@ -53,7 +58,8 @@ inline qrita::SamplingParams<Memory> params(Filters const& f, std::int64_t rows)
   return prm;
 }
 
-// The caller's workspace array as a qrita::Workspace over its memory.
+// The caller's workspace array as a qrita::Workspace over its memory; the
+// constructor checks its size and alignment against the call's plan.
 inline std::optional<qrita::Workspace<Space>> workspace(Space const& space,
                                                         Array const& logits,
                                                         std::optional<Array> const& ws) {
@@ -63,17 +69,16 @@ inline std::optional<qrita::Workspace<Space>> workspace(Space const& space,
   if (ws->ndim != 1 || (ws->shape[0] > 1 && ws->stride[0] != 1))
     value_error("argument 'workspace' must be a contiguous rank-1 array of bytes "
                 "(made by qrita.Workspace)");
-  const std::int64_t batch = logits.shape[0], vocab = logits.shape[1];
-  const std::size_t needed = qrita::workspace_bytes(space, batch, vocab);
-  if (std::size_t(ws->shape[0]) < needed)
-    value_error("argument 'workspace' holds " + std::to_string(ws->shape[0]) +
-                " bytes; a call on " + std::to_string(batch) + " x " + std::to_string(vocab) +
-                " logits needs " + std::to_string(needed) +
-                " (make it with qrita.Workspace(max_batch, vocab) for at least this batch "
-                "and vocabulary)");
-  if (ws->ptr % 16 != 0) value_error("argument 'workspace' is not 16-byte aligned");
-  return qrita::Workspace<Space>(space, batch, vocab, qrita::Options{},
-                                 reinterpret_cast<void*>(ws->ptr), std::size_t(ws->shape[0]));
+  const std::size_t bytes = std::size_t(ws->shape[0]);
+  try {
+    return qrita::Workspace<Space>(space, logits.shape[0], logits.shape[1], qrita::Options{},
+                                   reinterpret_cast<void*>(ws->ptr), bytes);
+  } catch (std::invalid_argument const& e) {
+    value_error("argument 'workspace' holds " + std::to_string(bytes) +
+                " bytes and does not serve this call (" + e.what() +
+                "); make it with qrita.Workspace(max_batch, vocab) for at least this batch "
+                "and vocabulary");
+  }
 }
 
 // Host backends run to completion before the call returns; device backends
@@ -83,9 +88,7 @@ inline void finish(Space const& space) {
 }
 
 inline void check_output(Array const& a, DType type, int ndim, std::int64_t rows) {
-  check_device(a);
-  check_dtype(a, {type});
-  check_rows(a, ndim, rows);
+  check_array(a, {type}, ndim, rows);
   if (ndim == 2 && a.shape[1] > 1 && a.stride[1] != 1)
     value_error(std::string("argument '") + a.name + "' must have unit column stride");
 }
@@ -112,11 +115,8 @@ void sample(Space const& space, Array const& logits, Filters const& f, Array con
   using namespace calls_detail;
   const std::int64_t rows = logits.shape[0];
   const auto prm          = params(f, rows);
-  for (Array const* a : {&seeds, &offsets}) {
-    check_device(*a);
-    check_dtype(*a, {DType::int64, DType::uint64});
-    check_rows(*a, 1, rows);
-  }
+  for (Array const* a : {&seeds, &offsets})
+    check_array(*a, {DType::int64, DType::uint64}, 1, rows);
   check_output(tokens, DType::int32, 1, rows);
   const auto w = workspace(space, logits, ws);
   const auto x = matrix<const T>(logits);
