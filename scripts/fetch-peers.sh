@@ -15,6 +15,9 @@
 #   .peers/vllm_ops/vllm_sampler.py       vLLM's sampling step from the same
 #       file, verbatim: random_sample (and the two helpers it calls) and
 #       flashinfer_sample (its FlashInfer path).
+#   .peers/vllm-src/                      vLLM's tests of that kernel
+#       (tests/v1/sample of the vllm 0.33.0 source distribution on PyPI), for
+#       scripts/vllm-tests.py.
 #   .peers/flashinfer/                    FlashInfer's sampling operators:
 #       perf/fetch_flashinfer.py's extract of the flashinfer-python wheel
 #       (flashinfer-sampling.tgz, 2.4 MiB: sampling.py and FlashInfer's JIT
@@ -50,7 +53,7 @@ while [ $# -gt 0 ]; do
     --no-flashinfer) flashinfer=0; shift ;;
     --no-prebuild) prebuild=0; shift ;;
     --cuda-home) cuda_home=$2; shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "fetch-peers: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -122,6 +125,26 @@ rm -rf "$dest/__pycache__"
 echo "[fetch-peers] wrote $dest:"
 ls -la "$dest"
 grep -n "^from _vllm_shim\|^import triton" "$dest/topk_topp_triton.py"
+
+# vLLM's own tests of its kernel (tests/v1/sample, from the source
+# distribution, 47 MB, here only) for scripts/vllm-tests.py. pip cannot
+# download that file without building vLLM's metadata, so it is fetched by
+# its URL from PyPI's simple index.
+src_dest=$repo/.peers/vllm-src
+echo "[fetch-peers] vllm-$version.tar.gz (PyPI): tests/v1/sample"
+python3 - "$version" "$tmp/vllm-$version.tar.gz" <<'PY'
+import json, sys, urllib.request
+version, out = sys.argv[1:]
+req = urllib.request.Request("https://pypi.org/simple/vllm/",
+                             headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+files = json.load(urllib.request.urlopen(req, timeout=120))["files"]
+url = next(f["url"] for f in files if f["filename"] == f"vllm-{version}.tar.gz")
+urllib.request.urlretrieve(url, out)
+PY
+rm -rf "$src_dest" && mkdir -p "$src_dest"
+tar xzf "$tmp/vllm-$version.tar.gz" -C "$src_dest" "vllm-$version/tests/v1/sample"
+echo "vllm $version (source distribution, tests/v1/sample)" > "$src_dest/VERSION"
+rm -f "$tmp/vllm-$version.tar.gz"
 
 [ $flashinfer -eq 1 ] || exit 0
 # FlashInfer: the wheel (62 MB, here only), the apache-tvm-ffi wheel for the

@@ -63,7 +63,7 @@ strip "$out/bin/"*
 # The peers (scripts/fetch-peers.sh; git-ignored), when fetched: vLLM's
 # files (0.1 MiB) and FlashInfer's sampling extract (about 8 MiB: sources,
 # the apache-tvm-ffi wheel, the module prebuilt for sm_90a).
-for p in vllm_ops flashinfer; do
+for p in vllm_ops flashinfer vllm-src; do
   if [ -d "$repo/.peers/$p" ]; then
     mkdir -p "$out/.peers" && cp -r "$repo/.peers/$p" "$out/.peers/"
   fi

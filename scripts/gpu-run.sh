@@ -15,6 +15,8 @@
 #   perf.json, perf.txt        qrita_perf (the default grid and the copy)
 #   python.log, python-tests.xml  the Python package's pytest suite on CUDA
 #                (when the bundle has its wheel: gpu-pack.sh --python 3.12)
+#   vllm-tests.log, vllm-tests.xml  vLLM's tests of its kernel against
+#                qrita's drop-in (scripts/vllm-tests.py; .peers/vllm-src)
 #   peers.json, peers.log      perf/peers.py (every peer whose files are there)
 #   PERFORMANCE.md, perf/*.png the page and its plots (plots need matplotlib)
 #   summary.txt                every step's outcome
@@ -47,7 +49,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --skip) skip="$skip$2 "; shift 2 ;;
     --) shift; perf_flags=("$@"); break ;;
-    -h|--help) sed -n '3,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,37p' "$0"; exit 0 ;;
     *) echo "gpu-run: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -122,23 +124,41 @@ if wanted perf && [ -x "$bin/qrita_perf" ]; then
   tail -n 5 "$out/perf.txt"
 fi
 
-# The Python package (a CUDA wheel in the bundle): installed into a virtual
-# environment that sees the machine's torch, then its pytest suite, the CUDA
-# graph test included. The peers step runs from that environment, so it
-# times qrita's Python ops beside the peers.
-python=python3
+# The Python package (a CUDA wheel in the bundle): installed into a folder
+# of its own on the PYTHONPATH of the machine's Python (which has torch; a
+# virtual environment made from a virtual environment's Python would not
+# see it), with NumPy and pytest from the bundle where that Python lacks
+# them; then its pytest suite, the CUDA graph test included. The peers step
+# runs with the same path, so it times qrita's Python ops beside the peers.
+python_path=""
 if wanted python && ls "$bundle"/python/qrita-*.whl > /dev/null 2>&1; then
   step "the Python package on CUDA: pip install (from the bundle), pytest"
-  venv=$(mktemp -d)/venv
-  python3 -m venv --system-site-packages "$venv" > "$out/python.log" 2>&1 &&
-    "$venv/bin/pip" install -q --no-index --find-links "$bundle/python" qrita pytest numpy \
-      >> "$out/python.log" 2>&1
+  site=$(mktemp -d)/site
+  wheels=("$bundle"/python/qrita-*.whl)
+  for m in numpy pytest; do
+    python3 -c "import $m" 2> /dev/null || wheels+=("$bundle"/python/"$m"-*.whl)
+  done
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" "${wheels[@]}" \
+    > "$out/python.log" 2>&1
   record "python install" $?
-  (cd "$out" && "$venv/bin/python" -m pytest "$repo/python/tests" -q -p no:cacheprovider \
+  (cd "$out" && PYTHONPATH=$site python3 -m pytest "$repo/python/tests" -q -p no:cacheprovider \
     --junitxml="$out/python-tests.xml" >> "$out/python.log" 2>&1)
   record "python tests" $?
   tail -n 3 "$out/python.log" | tee -a "$out/summary.txt"
-  python=$venv/bin/python
+  python_path=$site
+  # vLLM's own tests of its kernel, with qrita's apply_top_k_top_p in its
+  # place (scripts/vllm-tests.py; the tests from .peers/vllm-src).
+  for d in "$bundle/.peers/vllm-src" "$repo/.peers/vllm-src"; do
+    src=$(ls -d "$d"/vllm-*/ 2> /dev/null | head -n1)
+    [ -n "$src" ] && [ -d "$bundle/.peers/vllm_ops" -o -d "$repo/.peers/vllm_ops" ] || continue
+    ops=$bundle/.peers/vllm_ops; [ -d "$ops" ] || ops=$repo/.peers/vllm_ops
+    step "vLLM's kernel tests (TestTritonTopkTopp) against qrita's apply_top_k_top_p"
+    PYTHONPATH=$site python3 "$repo/scripts/vllm-tests.py" --src "$src" --peers-dir "$ops" \
+      --junit "$out/vllm-tests.xml" > "$out/vllm-tests.log" 2>&1
+    record "vllm tests" $?
+    tail -n 1 "$out/vllm-tests.log" | tee -a "$out/summary.txt"
+    break
+  done
 fi
 
 # Peers (perf/peers.py) on the same inputs: vLLM's Triton kernel, PyTorch
@@ -173,7 +193,7 @@ if wanted peers && [ -f "$repo/perf/peers.py" ]; then
         | tee -a "$out/summary.txt"
     fi
     # shellcheck disable=SC2086
-    "$python" "$repo/perf/peers.py" --out "$out/peers.json" ${peers_dir:+--peers-dir "$peers_dir"} \
+    PYTHONPATH=$python_path${PYTHONPATH:+:$PYTHONPATH} python3 "$repo/perf/peers.py" --out "$out/peers.json" ${peers_dir:+--peers-dir "$peers_dir"} \
       ${fi_dir:+--flashinfer-dir "$fi_dir"} --flashinfer-cache "$repo/.peers-cache/flashinfer" \
       $peers_args > "$out/peers.log" 2>&1
     record peers $?
