@@ -53,6 +53,7 @@ while [ $# -gt 0 ]; do
     *) echo "gpu-run: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
+bundle=$(cd "$bundle" 2> /dev/null && pwd) || { echo "gpu-run: no folder $bundle" >&2; exit 2; }
 bin=$bundle/bin
 [ -x "$bin/qrita_tests" ] || { echo "gpu-run: no bundle in $bundle (run scripts/gpu-pack.sh)" >&2; exit 2; }
 export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
