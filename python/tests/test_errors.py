@@ -23,16 +23,16 @@ def _unchanged(x, f):
 
 BAD_MASK_CALLS = [
     ("logits", TypeError, lambda x: qt.top_k_top_p_mask_(x.double(), 5)),
-    ("logits", TypeError, lambda x: qt.top_k_top_p_mask_(x.numpy(), 5)),
+    ("logits", TypeError, lambda x: qt.top_k_top_p_mask_(x.cpu().numpy(), 5)),
     ("logits", ValueError, lambda x: qt.top_k_top_p_mask_(x[0], 5)),
     ("logits", ValueError, lambda x: qt.top_k_top_p_mask_(x.t(), 5)),
-    ("k", TypeError, lambda x: qt.top_k_top_p_mask_(x, torch.full((4,), 5.0))),
+    ("k", TypeError, lambda x: qt.top_k_top_p_mask_(x, torch.full((4,), 5.0, device=x.device))),
     ("k", TypeError, lambda x: qt.top_k_top_p_mask_(x, "5")),
-    ("k", ValueError, lambda x: qt.top_k_top_p_mask_(x, torch.full((3,), 5))),
-    ("k", ValueError, lambda x: qt.top_k_top_p_mask_(x, torch.full((4, 1), 5))),
-    ("p", TypeError, lambda x: qt.top_k_top_p_mask_(x, None, torch.ones(4, dtype=torch.int32))),
-    ("p", ValueError, lambda x: qt.top_k_top_p_mask_(x, None, torch.ones(5))),
-    ("temperature", ValueError, lambda x: qt.top_k_top_p_mask_(x, 5, temperature=torch.ones(2))),
+    ("k", ValueError, lambda x: qt.top_k_top_p_mask_(x, torch.full((3,), 5, device=x.device))),
+    ("k", ValueError, lambda x: qt.top_k_top_p_mask_(x, torch.full((4, 1), 5, device=x.device))),
+    ("p", TypeError, lambda x: qt.top_k_top_p_mask_(x, None, torch.ones(4, dtype=torch.int32, device=x.device))),
+    ("p", ValueError, lambda x: qt.top_k_top_p_mask_(x, None, torch.ones(5, device=x.device))),
+    ("temperature", ValueError, lambda x: qt.top_k_top_p_mask_(x, 5, temperature=torch.ones(2, device=x.device))),
     ("min_p", TypeError, lambda x: qt.top_k_top_p_mask_(x, 5, min_p=[0.1] * 4)),
     ("workspace", TypeError, lambda x: qt.top_k_top_p_mask_(x, 5, workspace=torch.zeros(10))),
     ("workspace", ValueError,
@@ -52,9 +52,9 @@ def test_mask_rejects(name, error, call, logits):
 
 def test_sample_and_candidates_reject(logits):
     with pytest.raises(TypeError, match="seeds"):
-        qt.sample(logits, k=5, seeds=torch.zeros(4), offsets=0)
+        qt.sample(logits, k=5, seeds=torch.zeros(4, device=logits.device), offsets=0)
     with pytest.raises(ValueError, match="offsets"):
-        qt.sample(logits, k=5, seeds=0, offsets=torch.zeros(3, dtype=torch.int64))
+        qt.sample(logits, k=5, seeds=0, offsets=torch.zeros(3, dtype=torch.int64, device=logits.device))
     with pytest.raises(TypeError, match="seeds"):
         qt.sample(logits, k=5, seeds=None, offsets=0)
     with pytest.raises(TypeError, match="'C'"):

@@ -76,7 +76,7 @@ def test_matches_sort_on_random_batches(device, rng):
     before = x.clone()
     qt.top_k_top_p_mask_(x, k, p)
     for i in range(b):
-        check_mask(before[i].cpu().numpy(), x[i].cpu().numpy(), int(k[i]), float(np.float32(p[i])))
+        check_mask(before[i].cpu().numpy(), x[i].cpu().numpy(), int(k[i]), float(np.float32(float(p[i]))))
 
 
 def test_padded_rows_and_scalars(device, rng):
