@@ -23,6 +23,11 @@ be captured in a CUDA graph and replayed with new logits, seeds and offsets.
 
 Each call is a torch.library custom op (``torch.ops.qrita.*``) with a fake
 implementation, so ``torch.compile(fullgraph=True)`` traces through it.
+Called eagerly on plain tensors, the public functions skip the dispatcher and
+call the extension directly (the op's own body, the same result): the
+custom-op machinery costs more host time than the rest of a call. Anything
+that must see the op (torch.compile's tracing, a dispatch mode such as
+FakeTensor or make_fx, tensor subclasses, autograd on the logits) gets it.
 """
 
 from typing import Optional, Tuple
@@ -72,8 +77,58 @@ def _opt(t):
     return None if t is None else _desc(t)
 
 
+# The current stream's handle without making a torch.cuda.Stream object
+# (Inductor's generated code reads it the same way).
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def _stream(t: Tensor) -> int:
-    return torch.cuda.current_stream(t.device).cuda_stream if t.device.type == "cuda" else 0
+    if t.device.type != "cuda":
+        return 0
+    if _raw_stream is not None:
+        return _raw_stream(t.device.index)
+    return torch.cuda.current_stream(t.device).cuda_stream
+
+
+# The depth of the dispatch-mode stack (FakeTensor, functionalization,
+# make_fx's proxy mode, ...); where torch does not say, every call takes the op.
+_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", None)
+
+
+def _direct(logits: Tensor, *tensors) -> bool:
+    """Whether an eager call may skip the dispatcher: nothing is tracing,
+    no dispatch mode is on, every tensor is a plain one, and autograd has
+    nothing to record on the logits."""
+    if _dispatch_modes is None or torch.compiler.is_compiling() or _dispatch_modes() != 0:
+        return False
+    if type(logits) is not Tensor or (logits.requires_grad and torch.is_grad_enabled()):
+        return False
+    return all(t is None or type(t) is Tensor for t in tensors)
+
+
+# --- the ops' bodies: tensors in, the extension called ------------------------
+
+
+def _run_mask(logits, k, p, min_p, temperature, workspace):
+    _qrita.mask_(_desc(logits), _opt(k), _opt(p), _opt(min_p), _opt(temperature),
+                 _opt(workspace), _stream(logits))
+
+
+def _run_sample(logits, k, p, min_p, temperature, seeds, offsets, tokens, workspace):
+    _qrita.sample(_desc(logits), _opt(k), _opt(p), _opt(min_p), _opt(temperature),
+                  _desc(seeds), _desc(offsets), _desc(tokens), _opt(workspace), _stream(logits))
+
+
+def _run_candidates(logits, C, k, p, min_p, temperature, workspace):
+    b = logits.shape[0]
+    ids = torch.empty((b, C), dtype=torch.int32, device=logits.device)
+    probs = torch.empty((b, C), dtype=torch.float32, device=logits.device)
+    logprobs = torch.empty((b, C), dtype=torch.float32, device=logits.device)
+    counts = torch.empty(b, dtype=torch.int32, device=logits.device)
+    _qrita.candidates(_desc(logits), _opt(k), _opt(p), _opt(min_p), _opt(temperature),
+                      _desc(ids), _desc(probs), _desc(logprobs), _desc(counts),
+                      _opt(workspace), _stream(logits))
+    return ids, probs, logprobs, counts
 
 
 # --- the custom ops: tensors in, no conversions -----------------------------
@@ -82,8 +137,7 @@ def _stream(t: Tensor) -> int:
 @torch.library.custom_op("qrita::top_k_top_p_mask_", mutates_args=("logits", "workspace"))
 def _mask_op(logits: Tensor, k: Optional[Tensor], p: Optional[Tensor], min_p: Optional[Tensor],
              temperature: Optional[Tensor], workspace: Optional[Tensor]) -> None:
-    _qrita.mask_(_desc(logits), _opt(k), _opt(p), _opt(min_p), _opt(temperature),
-                 _opt(workspace), _stream(logits))
+    _run_mask(logits, k, p, min_p, temperature, workspace)
 
 
 @_mask_op.register_fake
@@ -98,8 +152,7 @@ def _(logits, k, p, min_p, temperature, workspace):
 def _sample_op(logits: Tensor, k: Optional[Tensor], p: Optional[Tensor],
                min_p: Optional[Tensor], temperature: Optional[Tensor], seeds: Tensor,
                offsets: Tensor, tokens: Tensor, workspace: Optional[Tensor]) -> None:
-    _qrita.sample(_desc(logits), _opt(k), _opt(p), _opt(min_p), _opt(temperature),
-                  _desc(seeds), _desc(offsets), _desc(tokens), _opt(workspace), _stream(logits))
+    _run_sample(logits, k, p, min_p, temperature, seeds, offsets, tokens, workspace)
 
 
 @_sample_op.register_fake
@@ -111,15 +164,7 @@ def _(logits, k, p, min_p, temperature, seeds, offsets, tokens, workspace):
 def _candidates_op(logits: Tensor, C: int, k: Optional[Tensor], p: Optional[Tensor],
                    min_p: Optional[Tensor], temperature: Optional[Tensor],
                    workspace: Optional[Tensor]) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
-    b = logits.shape[0]
-    ids = torch.empty((b, C), dtype=torch.int32, device=logits.device)
-    probs = torch.empty((b, C), dtype=torch.float32, device=logits.device)
-    logprobs = torch.empty((b, C), dtype=torch.float32, device=logits.device)
-    counts = torch.empty(b, dtype=torch.int32, device=logits.device)
-    _qrita.candidates(_desc(logits), _opt(k), _opt(p), _opt(min_p), _opt(temperature),
-                      _desc(ids), _desc(probs), _desc(logprobs), _desc(counts),
-                      _opt(workspace), _stream(logits))
-    return ids, probs, logprobs, counts
+    return _run_candidates(logits, C, k, p, min_p, temperature, workspace)
 
 
 @_candidates_op.register_fake
@@ -239,7 +284,13 @@ def top_k_top_p_mask_(logits: Tensor, k=None, p=None, *, temperature=None, min_p
     row of ``logits`` in place: kept entries keep their bits, the others
     become -inf. Returns ``logits``."""
     kt, pt, mt, tt = _checked_filters(logits, k, p, temperature, min_p)
-    torch.ops.qrita.top_k_top_p_mask_(logits, kt, pt, mt, tt, _workspace(workspace, logits))
+    wt = _workspace(workspace, logits)
+    if _direct(logits, kt, pt, mt, tt, wt):
+        _run_mask(logits, kt, pt, mt, tt, wt)
+        # What the op's declared mutation does: autograd sees a new version.
+        torch.autograd.graph.increment_version(logits)
+    else:
+        torch.ops.qrita.top_k_top_p_mask_(logits, kt, pt, mt, tt, wt)
     return logits
 
 
@@ -252,7 +303,11 @@ def sample(logits: Tensor, *, k=None, p=None, temperature=None, min_p=None, seed
     s = _seeds(seeds, "seeds", logits)
     o = _seeds(offsets, "offsets", logits)
     tokens = torch.empty(logits.shape[0], dtype=torch.int32, device=logits.device)
-    torch.ops.qrita.sample(logits, kt, pt, mt, tt, s, o, tokens, _workspace(workspace, logits))
+    wt = _workspace(workspace, logits)
+    if _direct(logits, kt, pt, mt, tt, s, o, wt):
+        _run_sample(logits, kt, pt, mt, tt, s, o, tokens, wt)
+    else:
+        torch.ops.qrita.sample(logits, kt, pt, mt, tt, s, o, tokens, wt)
     return tokens
 
 
@@ -268,4 +323,7 @@ def candidates(logits: Tensor, C: int, *, k=None, p=None, temperature=None, min_
         raise TypeError(f"argument 'C' must be an int, got {type(C).__name__}")
     if C < 0:
         raise ValueError(f"argument 'C' must be >= 0, got {C}")
-    return torch.ops.qrita.candidates(logits, C, kt, pt, mt, tt, _workspace(workspace, logits))
+    wt = _workspace(workspace, logits)
+    if _direct(logits, kt, pt, mt, tt, wt):
+        return _run_candidates(logits, C, kt, pt, mt, tt, wt)
+    return torch.ops.qrita.candidates(logits, C, kt, pt, mt, tt, wt)

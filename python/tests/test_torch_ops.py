@@ -4,6 +4,7 @@ and, on CUDA builds, CUDA graph capture and replay."""
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import qrita.torch as qt
 
@@ -99,3 +100,60 @@ def test_cuda_graph_replay_equals_direct_calls(device):
         direct = step()
         for a, d in zip(replayed, direct):
             assert torch.equal(a, d)
+
+
+def test_eager_calls_equal_the_ops(device):
+    """Eager calls on plain tensors skip the dispatcher: they give what the
+    ops give, and the in-place mask bumps the logits' version as the op's
+    declared mutation does."""
+    x, k, p, t, m = _args(device)
+    ws = qt.Workspace(6, 300, device=device)
+    seeds = torch.arange(6, device=device)
+    offsets = torch.full((6,), 3, dtype=torch.int64, device=device)
+    ops = torch.ops.qrita
+
+    direct = x.clone()
+    version = direct._version
+    qt.top_k_top_p_mask_(direct, k, p, temperature=t, min_p=m, workspace=ws)
+    assert direct._version > version
+    via_op = x.clone()
+    ops.top_k_top_p_mask_(via_op, k, p, m, t, ws.tensor)
+    assert torch.equal(direct, via_op)
+    assert not torch.equal(direct, x)
+
+    tokens = qt.sample(x, k=k, p=p, temperature=t, min_p=m, seeds=seeds, offsets=offsets,
+                       workspace=ws)
+    want = torch.empty(6, dtype=torch.int32, device=device)
+    ops.sample(x, k, p, m, t, seeds, offsets, want, ws.tensor)
+    assert torch.equal(tokens, want)
+
+    got = qt.candidates(x, 7, k=k, p=p, temperature=t, min_p=m, workspace=ws)
+    for a, b in zip(got, ops.candidates(x, 7, k, p, m, t, ws.tensor)):
+        assert torch.equal(a, b)
+
+
+class _OpRecorder(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def test_dispatch_modes_see_the_ops(device):
+    """Under a dispatch mode (as FakeTensor, functionalization and make_fx
+    are), the public functions call the ops, so the mode sees each call."""
+    x, k, p, t, m = _args(device)
+    seeds = torch.arange(6, device=device)
+    offsets = torch.zeros(6, dtype=torch.int64, device=device)
+    with _OpRecorder() as rec:
+        masked = qt.top_k_top_p_mask_(x.clone(), k, p)
+        tokens = qt.sample(x, k=k, seeds=seeds, offsets=offsets)
+        ids = qt.candidates(x, 4, p=p)[0]
+    for op in ("qrita.top_k_top_p_mask_", "qrita.sample", "qrita.candidates"):
+        assert any(n.startswith(op) for n in rec.names), (op, rec.names)
+    assert torch.equal(masked, qt.top_k_top_p_mask_(x.clone(), k, p))
+    assert torch.equal(tokens, qt.sample(x, k=k, seeds=seeds, offsets=offsets))
+    assert torch.equal(ids, qt.candidates(x, 4, p=p)[0])
