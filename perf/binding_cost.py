@@ -125,7 +125,9 @@ def main():
         with torch.cuda.stream(s):
             qt.top_k_top_p_mask_(x, k, p, workspace=ws)
         torch.cuda.current_stream().wait_stream(s)
-        with torch.cuda.graph(graph):
+        # Captured on the stream of the warm-up call: qrita makes a stream's
+        # execution-space instance on the stream's first call, outside capture.
+        with torch.cuda.graph(graph, stream=s):
             qt.top_k_top_p_mask_(x, k, p, workspace=ws)
         host, lat = timed(graph.replay, restore, args.calls)
         results.append({"batch": batch, "layer": "graph", "host_us": host, "latency_us": lat})
