@@ -21,7 +21,7 @@
 #   PERFORMANCE.md, perf/*.png the page and its plots (plots need matplotlib)
 #   summary.txt                every step's outcome
 #
-# scripts/perf_page.py DIR --keep docs/perf/h200 then stores the raw data in
+# scripts/perf_page.py DIR --keep docs/perf/data then stores the raw data in
 # the repository and rewrites docs/PERFORMANCE.md.
 #
 #   scripts/gpu-run.sh [--bundle DIR] [--out DIR] [--skip STEP]...

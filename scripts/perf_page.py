@@ -3,7 +3,7 @@
 """Writes docs/PERFORMANCE.md from the raw results of one GPU run.
 
     scripts/perf_page.py DATA_DIR [--out docs/PERFORMANCE.md] [--plots] [--check]
-    scripts/perf_page.py RUN_DIR --keep docs/perf/h200 [--plots]
+    scripts/perf_page.py RUN_DIR --keep docs/perf/data [--plots]
 
 DATA_DIR holds what scripts/gpu-run.sh writes into results/<date>-<gpu>/,
 plain or compressed (.xz or .gz):
@@ -635,11 +635,11 @@ results folder:
 ```sh
 scripts/gpu-pack.sh                                   # CPU machine: ship/
 scripts/gpu-run.sh                                    # GPU machine: results/<date>-<gpu>/
-scripts/perf_page.py results/<date>-<gpu> --keep docs/perf/h200 --plots
+scripts/perf_page.py results/<date>-<gpu> --keep docs/perf/data --plots
 ```
 
-`--keep` stores the run's raw data compressed in `docs/perf/h200/` and writes
-this page from there; `scripts/perf_page.py docs/perf/h200 --check` tells
+`--keep` stores the run's raw data compressed in `docs/perf/data/` and writes
+this page from there; `scripts/perf_page.py docs/perf/data --check` tells
 whether the page matches its data.
 """
 
