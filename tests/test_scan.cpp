@@ -28,7 +28,7 @@
 #include "support.hpp"
 #include "support_sampling.hpp"
 
-#include <qrita/detail/mask_kernel.hpp>
+#include <qrita/detail/kernels/row_kernel.hpp>
 
 #include <algorithm>
 #include <cmath>

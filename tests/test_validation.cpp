@@ -407,7 +407,7 @@ TEST(Policy, ResidentTeamsFollowTheMultiprocessorsLimits) {
   using qrita::detail::MultiprocessorLimits;
   using qrita::detail::resident_teams_per_multiprocessor;
   const std::size_t scratch =
-      qrita::detail::MaskKernel<Kokkos::DefaultHostExecutionSpace>::scratch_bytes(
+      qrita::detail::RowKernel<Kokkos::DefaultHostExecutionSpace>::scratch_bytes(
           4096, 2048);
   EXPECT_GT(scratch, std::size_t(40) * 1024);
   EXPECT_LT(scratch, std::size_t(48) * 1024);
