@@ -3,7 +3,7 @@
 #define QRITA_DETAIL_DRAW_HPP
 
 // sample_tokens on a small kept set: the draw by ranking instead of by the
-// pivot search (MaskKernel::write_token).
+// pivot search (write_token, row/token.hpp).
 //
 // The kept entries of `cut` (keys above it, and the first cut.keep of its
 // group by column), all of them in the set, are copied with their weights
@@ -102,7 +102,7 @@ KOKKOS_INLINE_FUNCTION bool draw_ranked(Member const& team, Candidates const& se
   return true;
 }
 
-// The same, not inlined (CUDA; see MaskKernel::write_token): inlined into
+// The same, not inlined (CUDA; see write_token): inlined into
 // the split launch's first kernel, it made nvcc keep that kernel's body out
 // of line with a copy of the functor in local memory (fp16 sampler, sm_90).
 template <class Member>

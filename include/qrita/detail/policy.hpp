@@ -214,18 +214,18 @@ struct Policy {
   static constexpr int row_unroll = 2;
 
   // The sampler's unsplit kernel calls the pivot search out of line
-  // (MaskKernel's OutOfLineSearch): one copy of the search instead of a
+  // (RowCall's OutOfLineSearch): one copy of the search instead of a
   // dozen inlined ones leaves that kernel fewer spills (docs/DESIGN.md,
   // "Code shape on GPUs"). CUDA only: hipcc 5.2 for gfx908 fails to
   // compile the out-of-line function ("unhandled SGPR spill to memory").
   // The ranked draw (draw.hpp) is out of line on the same terms.
   static constexpr bool sampler_search_out_of_line = IsCuda<ExecutionSpace>::value;
 
-  // The sampler's and the list's second kernel (MaskKernel's Deferred)
+  // The sampler's and the list's second kernel (RowCall's Deferred)
   // finishes a deferred row in a function that is not inlined, on a copy
   // of the kernel made for that row only, so that its idle path does not
   // copy the functor into every thread's local memory (see
-  // MaskKernel::finish_deferred_out_of_line). CUDA only, like the above:
+  // finish_deferred_out_of_line). CUDA only, like the above:
   // elsewhere the row's work is inlined.
   static constexpr bool deferred_out_of_line = IsCuda<ExecutionSpace>::value;
 

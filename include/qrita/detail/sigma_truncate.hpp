@@ -37,7 +37,7 @@ constexpr int sample_loads = 4;
 // The paper lowers the table's delta by 20% of its magnitude as a margin.
 constexpr float sigma_margin = 0.2f;
 // The top-k histogram's range starts at least this many sigmas below t
-// (MaskKernel::histogram_low).
+// (histogram_low, row/threshold.hpp).
 constexpr double histogram_depth = 0.5;
 
 // Row of a 200-entry table for x in [0, 1] (k / V or p).

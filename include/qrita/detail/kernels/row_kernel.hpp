@@ -38,12 +38,12 @@ namespace detail {
 // One team per row (Call: RowCall, which gives the variant: see there).
 // Deferred: the sampler's and the list's second kernel, on the rows the
 // first deferred (row/deferred.hpp).
-template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
-          bool OutOfLineSearch = false, bool Deferred = false>
+template <class ExecutionSpace, class T = float, Mode M = Mode::mask, bool OutOfLineSearch = false,
+          bool Deferred = false>
 struct RowKernel {
-  using Call          = RowCall<ExecutionSpace, T, M, OutOfLineSearch, Deferred>;
-  using policy_type   = typename Call::policy_type;
-  using member_type   = typename Call::member_type;
+  using Call        = RowCall<ExecutionSpace, T, M, OutOfLineSearch, Deferred>;
+  using policy_type = typename Call::policy_type;
+  using member_type = typename Call::member_type;
   template <class U>
   using scratch_view = typename Call::template scratch_view<U>;
   using value_type   = T;
@@ -58,12 +58,11 @@ struct RowKernel {
     KernelParams const& prm = call.prm;
     scratch_view<float> values(team.team_scratch(0), std::size_t(prm.capacity));
     scratch_view<int> columns(team.team_scratch(0), std::size_t(prm.capacity));
-    scratch_view<std::uint32_t> hist(team.team_scratch(0),
-                                     std::size_t(prm.buckets + 1));
+    scratch_view<std::uint32_t> hist(team.team_scratch(0), std::size_t(prm.buckets + 1));
     scratch_view<int> shared(team.team_scratch(0), std::size_t(Call::slots));
     const std::int64_t tier = std::int64_t(team.league_rank()) * prm.tier_capacity;
     RowScratch s;
-    s.set = Candidates{values.data(),
+    s.set    = Candidates{values.data(),
                        columns.data(),
                        prm.capacity,
                        prm.tier_capacity > 0 ? prm.tier_values + tier : nullptr,
@@ -72,8 +71,7 @@ struct RowKernel {
                        shared.data()};
     s.hist   = prm.buckets > 1 ? hist.data() : nullptr;
     s.result = shared.data() + 1;
-    for (std::int64_t r = team.league_rank(); r < prm.batch;
-         r += team.league_size()) {
+    for (std::int64_t r = team.league_rank(); r < prm.batch; r += team.league_size()) {
       if constexpr (Deferred) {
         if (deferred_flag(call, r) == 0) continue;  // the first kernel finished it
         if constexpr (Policy<ExecutionSpace>::deferred_out_of_line) {
@@ -100,8 +98,8 @@ struct RowKernel {
     rs.f = row_filters(c, r);
     if (!rs.f.work()) return record(c, team, r, rs.st);
 
-    rs.th  = threshold(c, team, row, rs.f);
-    rs.map = BucketMap::make(histogram_low(c, rs.th, rs.f), rs.th.t,
+    rs.th            = threshold(c, team, row, rs.f);
+    rs.map           = BucketMap::make(histogram_low(c, rs.th, rs.f), rs.th.t,
                              rs.th.valid() && c.prm.buckets > 1 ? c.prm.buckets : 1);
     rs.f.tail        = rs.th.valid() && rs.f.topp && !rs.f.topk;
     rs.scan          = gather_outliers(c, team, row, rs.map, s, rs.f);
@@ -112,12 +110,16 @@ struct RowKernel {
     if (rs.f.minp) apply_min_p(c, team, row, rs.f, rs.th, rs.scan, rs.outliers, s, rs.st);
 
     switch (decide_after_scan(c, team, rs, s)) {
-      case Next::gather_boundary: gather_boundary(c, team, row, rs, s); break;
-      case Next::whole_row: rs.d = decide_whole_row(c, team, row, rs.f, rs.scan, rs.st); break;
-      case Next::write: break;
+      case Next::gather_boundary:
+        gather_boundary(c, team, row, rs, s);
+        break;
+      case Next::whole_row:
+        rs.d = decide_whole_row(c, team, row, rs.f, rs.scan, rs.st);
+        break;
+      case Next::write:
+        break;
       case Next::defer:
-        if constexpr (M != Mode::mask)
-          return defer(c, team, r, rs.f, rs.map, rs.scan, rs.plan, s);
+        if constexpr (M != Mode::mask) return defer(c, team, r, rs.f, rs.map, rs.scan, rs.plan, s);
         break;
     }
     if constexpr (M == Mode::mask) {

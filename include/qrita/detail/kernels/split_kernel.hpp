@@ -153,39 +153,40 @@ struct SplitRow {
 
 // Where the split rows' state lies in the workspace; offsets in bytes.
 struct SplitLayout {
-  int teams_per_row     = 1;   // S
+  int teams_per_row = 1;  // S
   // Whether a deferred row's buckets are planned by split_deferred_plan
   // (one team per row) or by each team of split_gather (see
   // launch_split).
-  bool plan_apart       = false;
+  bool plan_apart = false;
   // Whether split_gather (Deferred) also does split_deferred_finish's work
   // (Policy::split_fused_finish: CUDA, every split team resident at once;
   // see SplitKernel::deferred_end).
-  bool fused_finish     = false;
-  std::int64_t rows     = 0;   // rows the workspace holds state for
-  int list_capacity     = 0;   // candidates per row
-  int buckets           = 0;
-  std::size_t values    = 0;   // float[rows][list_capacity]
-  std::size_t columns   = 0;   // int[rows][list_capacity]
-  std::size_t hist      = 0;   // uint32[rows][buckets + 1]
-  std::size_t counters  = 0;   // int[rows]
-  std::size_t arrivals  = 0;   // int[rows]: teams done with the launch
-  std::size_t scans     = 0;   // RowScan[rows][S]
-  std::size_t masses    = 0;   // TwoRangeMass[rows][S]
-  std::size_t states    = 0;   // SplitRow[rows]
-  std::size_t bytes     = 0;   // end
+  bool fused_finish    = false;
+  std::int64_t rows    = 0;  // rows the workspace holds state for
+  int list_capacity    = 0;  // candidates per row
+  int buckets          = 0;
+  std::size_t values   = 0;  // float[rows][list_capacity]
+  std::size_t columns  = 0;  // int[rows][list_capacity]
+  std::size_t hist     = 0;  // uint32[rows][buckets + 1]
+  std::size_t counters = 0;  // int[rows]
+  std::size_t arrivals = 0;  // int[rows]: teams done with the launch
+  std::size_t scans    = 0;  // RowScan[rows][S]
+  std::size_t masses   = 0;  // TwoRangeMass[rows][S]
+  std::size_t states   = 0;  // SplitRow[rows]
+  std::size_t bytes    = 0;  // end
 
   static std::size_t align(std::size_t n) { return (n + 255) / 256 * 256; }
 
-  static SplitLayout make(std::size_t base, int teams_per_row, std::int64_t rows,
-                          int list_capacity, int buckets) {
+  static SplitLayout make(std::size_t base, int teams_per_row, std::int64_t rows, int list_capacity,
+                          int buckets) {
     SplitLayout l;
-    l.teams_per_row = teams_per_row;
-    l.rows          = rows;
-    l.list_capacity = list_capacity;
-    l.buckets       = buckets;
+    l.teams_per_row     = teams_per_row;
+    l.rows              = rows;
+    l.list_capacity     = list_capacity;
+    l.buckets           = buckets;
     const std::size_t R = std::size_t(rows), S = std::size_t(teams_per_row);
     std::size_t at = align(base);
+    // clang-format off
     l.values   = at; at = align(at + R * std::size_t(list_capacity) * sizeof(float));
     l.columns  = at; at = align(at + R * std::size_t(list_capacity) * sizeof(int));
     l.hist     = at; at = align(at + R * std::size_t(buckets + 1) * sizeof(std::uint32_t));
@@ -195,6 +196,7 @@ struct SplitLayout {
     l.masses   = at; at = align(at + R * S * sizeof(TwoRangeMass));
     l.states   = at; at = align(at + R * sizeof(SplitRow));
     l.bytes    = at;
+    // clang-format on
     return l;
   }
 };
@@ -207,15 +209,12 @@ struct SplitDeferredFinish {};
 // Deferred: the variant whose row steps are RowKernel's Deferred ones,
 // for the launches that finish the sampler's and the list's deferred
 // rows (SplitGather, SplitDeferredFinish) on calls that can defer rows;
-// the others take the
-// first.
-template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
-          bool Deferred = false>
+// the others take the first.
+template <class ExecutionSpace, class T = float, Mode M = Mode::mask, bool Deferred = false>
 struct SplitKernel {
-  static_assert(!Deferred || M != Mode::mask,
-                "qrita: only the sampler and the list defer rows");
-  using Call          = RowCall<ExecutionSpace, T, M, false, Deferred>;
-  using member_type   = typename Call::member_type;
+  static_assert(!Deferred || M != Mode::mask, "qrita: only the sampler and the list defer rows");
+  using Call        = RowCall<ExecutionSpace, T, M, false, Deferred>;
+  using member_type = typename Call::member_type;
   template <class U>
   using scratch_view = typename Call::template scratch_view<U>;
   Call call;           // the rows, their inputs and outputs, the parameters
@@ -282,11 +281,11 @@ struct SplitKernel {
   // Segment s's sums of a read of one range, and the S segments' joined.
   KOKKOS_INLINE_FUNCTION void put_mass(member_type const& team, std::int64_t r, int s,
                                        RangeMass const& m) const {
-    Kokkos::single(Kokkos::PerTeam(team),
-                   [&]() { masses(r)[s] = TwoRangeMass{m.above, 0, m.total}; });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      masses(r)[s] = TwoRangeMass{m.above, 0, m.total};
+    });
   }
-  KOKKOS_INLINE_FUNCTION RangeMass joined_mass(member_type const& team,
-                                               std::int64_t r) const {
+  KOKKOS_INLINE_FUNCTION RangeMass joined_mass(member_type const& team, std::int64_t r) const {
     const TwoRangeMass m = joined(team, masses(r));
     return RangeMass{m.above, m.total};
   }
@@ -294,8 +293,7 @@ struct SplitKernel {
   // Whether this team is the last of row r's S teams to get here, after
   // all of them published their results (see the top of the file). The
   // last team resets the counter for the next launch.
-  KOKKOS_INLINE_FUNCTION bool last_team(member_type const& team, std::int64_t r,
-                                        int* slot) const {
+  KOKKOS_INLINE_FUNCTION bool last_team(member_type const& team, std::int64_t r, int* slot) const {
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       Kokkos::memory_fence();
@@ -323,8 +321,7 @@ struct SplitKernel {
     const int b          = seg_begin(s);
     // Team scratch: the segment's histogram, two shared ints, and room for
     // the deciding team's copy of the candidate list (see decide).
-    scratch_view<std::uint32_t> local(team.team_scratch(0),
-                                      std::size_t(call.prm.buckets + 1));
+    scratch_view<std::uint32_t> local(team.team_scratch(0), std::size_t(call.prm.buckets + 1));
     scratch_view<int> slot(team.team_scratch(0), 2);
     scratch_view<float> chip_values(team.team_scratch(0), std::size_t(call.prm.capacity));
     scratch_view<int> chip_columns(team.team_scratch(0), std::size_t(call.prm.capacity));
@@ -332,18 +329,17 @@ struct SplitKernel {
     RowScan::init(scan);
     if (f.work()) {
       // Every team samples the row: bitwise the same threshold everywhere.
-      const Threshold th  = threshold(call, team, row, f);
-      const BucketMap map = BucketMap::make(histogram_low(call, th, f), th.t,
-                                            th.valid() && call.prm.buckets > 1 ? call.prm.buckets : 1);
-      f.tail = th.valid() && f.topp && !f.topk;
+      const Threshold th = threshold(call, team, row, f);
+      const BucketMap map =
+          BucketMap::make(histogram_low(call, th, f), th.t,
+                          th.valid() && call.prm.buckets > 1 ? call.prm.buckets : 1);
+      f.tail           = th.valid() && f.topp && !f.topk;
       std::uint32_t* h = map.nb > 1 ? local.data() : nullptr;
       if (h != nullptr)
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1),
-                             [&](int i) { h[i] = 0; });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1), [&](int i) { h[i] = 0; });
       team.team_barrier();
-      scan = scan_row<Call::row_unroll>(team, row + b, seg_end(s) - b, map,
-                                          list(r), h, f.tail, call.prm.weight_scale,
-                                          f.inv_t, b);
+      scan = scan_row<Call::row_unroll>(team, row + b, seg_end(s) - b, map, list(r), h, f.tail,
+                                        call.prm.weight_scale, f.inv_t, b);
       team.team_barrier();
       if (h != nullptr) {
         std::uint32_t* global = hist(r);
@@ -369,24 +365,23 @@ struct SplitKernel {
   // scratch (chip_*, call.prm.capacity entries): the search then reads on-chip
   // memory on every pass, and sees the same set with the same capacity as
   // an unsplit team (on chip, then the tier).
-  KOKKOS_INLINE_FUNCTION void decide(member_type const& team, std::int64_t r,
-                                     int* slot, float* chip_values,
-                                     int* chip_columns) const {
-    T* row       = row_of(r);
-    SplitRow& sr = state(r);
+  KOKKOS_INLINE_FUNCTION void decide(member_type const& team, std::int64_t r, int* slot,
+                                     float* chip_values, int* chip_columns) const {
+    T* row        = row_of(r);
+    SplitRow& sr  = state(r);
     Call const& c = call;
     RowState rs;
-    rs.f  = row_filters(c, r);
-    rs.st = RowStats{RowPath::off, RowPath::off, 0, 0, 0, 0,
-                     std::int16_t(lay.teams_per_row), 0, false};
-    SplitMode mode = SplitMode::none;
-    int tie_column = INT_MAX;
+    rs.f = row_filters(c, r);
+    rs.st =
+        RowStats{RowPath::off, RowPath::off, 0, 0, 0, 0, std::int16_t(lay.teams_per_row), 0, false};
+    SplitMode mode      = SplitMode::none;
+    int tie_column      = INT_MAX;
     constexpr bool mask = M == Mode::mask;
     if (rs.f.work()) {
-      rs.f.tail = sr.row.f.tail;
-      rs.th     = sr.row.th;
-      rs.map    = sr.row.map;
-      rs.scan   = joined(team, scans(r));
+      rs.f.tail        = sr.row.f.tail;
+      rs.th            = sr.row.th;
+      rs.map           = sr.row.map;
+      rs.scan          = joined(team, scans(r));
       std::uint32_t* h = hist(r);
       Kokkos::single(Kokkos::PerTeam(team), [&]() { h[0] = rs.scan.below; });
       team.team_barrier();
@@ -400,10 +395,8 @@ struct SplitKernel {
       });
       team.team_barrier();
       RowScratch s;
-      s.set    = Candidates{chip_values,       chip_columns,
-                         C,                 global.vals0 + C,
-                         global.cols0 + C,  global.cap0 - C,
-                         global.counter};
+      s.set    = Candidates{chip_values,     chip_columns,  C, global.vals0 + C, global.cols0 + C,
+                         global.cap0 - C, global.counter};
       s.hist   = rs.map.nb > 1 ? h : nullptr;
       s.result = slot;
       rs.st.outliers   = rs.outliers;
@@ -416,7 +409,9 @@ struct SplitKernel {
       // memory at the kernel's entry (ptxas -v, sm_90).
       bool finish = false;
       switch (decide_after_scan(c, team, rs, s)) {
-        case Next::gather_boundary: mode = SplitMode::gather; break;
+        case Next::gather_boundary:
+          mode = SplitMode::gather;
+          break;
         case Next::defer:
           // Finished by split_gather (Deferred) and split_deferred_finish
           // (or split_gather alone, fused), from the merged histogram and
@@ -482,9 +477,9 @@ struct SplitKernel {
 
   // A deferred list row's ahead range (list_ahead) where it
   // fits (ahead_fits), with its count (size); else empty.
-  KOKKOS_INLINE_FUNCTION BucketRange list_ahead_fitted(member_type const& team, BucketMap const& map,
-                                                 BucketPlan const& plan, RowScratch const& s,
-                                                 int& size) const {
+  KOKKOS_INLINE_FUNCTION BucketRange list_ahead_fitted(member_type const& team,
+                                                       BucketMap const& map, BucketPlan const& plan,
+                                                       RowScratch const& s, int& size) const {
     return ahead_fits(team, s.hist, map.nb, plan, list_ahead(call, team, map, plan, s),
                       lay.list_capacity, size);
   }
@@ -516,12 +511,11 @@ struct SplitKernel {
   // every sampler row, deferred or not).
   // Elsewhere inlined: hipcc 5.2 for gfx908 fails on the out-of-line
   // function ("unhandled SGPR spill to memory"), as on the others.
-  KOKKOS_INLINE_FUNCTION static BucketRange draw_ahead(member_type const& team,
-                                                       SplitRow const& sr,
+  KOKKOS_INLINE_FUNCTION static BucketRange draw_ahead(member_type const& team, SplitRow const& sr,
                                                        const std::uint32_t* hist,
-                                                       BucketPlan const& plan,
-                                                       float weight_scale, int vocab,
-                                                       int capacity, int* slot, int& size) {
+                                                       BucketPlan const& plan, float weight_scale,
+                                                       int vocab, int capacity, int* slot,
+                                                       int& size) {
     if constexpr (Policy<ExecutionSpace>::deferred_out_of_line) {
       return draw_ahead_out_of_line(team, sr, hist, plan, weight_scale, vocab, capacity, slot,
                                     size);
@@ -531,24 +525,22 @@ struct SplitKernel {
   }
   KOKKOS_FUNCTION QRITA_NOINLINE static BucketRange draw_ahead_out_of_line(
       member_type const& team, SplitRow const& sr, const std::uint32_t* hist,
-      BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot,
-      int& size) {
+      BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot, int& size) {
     return draw_ahead_inline(team, sr, hist, plan, weight_scale, vocab, capacity, slot, size);
   }
   KOKKOS_INLINE_FUNCTION static BucketRange draw_ahead_inline(
       member_type const& team, SplitRow const& sr, const std::uint32_t* hist,
-      BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot,
-      int& size) {
+      BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot, int& size) {
     const BucketRange e = draw_buckets(team, hist, sr.row.map, plan, sr.row.f, sr.row.scan.max_key,
-                                               weight_scale, vocab, slot);
+                                       weight_scale, vocab, slot);
     // The plan is plan_partial's, which counted its buckets (plan.inside).
     return ahead_fits(team, hist, sr.row.map.nb, plan, e, capacity, size, &plan.inside);
   }
 
   // draw_ahead where the boundary's buckets were planned and the plan is
   // partial (size: its count); else empty (size 0).
-  KOKKOS_INLINE_FUNCTION BucketRange planned_draw_ahead(member_type const& team,
-                                                        SplitRow const& sr, RowScratch const& sc,
+  KOKKOS_INLINE_FUNCTION BucketRange planned_draw_ahead(member_type const& team, SplitRow const& sr,
+                                                        RowScratch const& sc,
                                                         BucketPlan const& plan, bool planned,
                                                         int& size) const {
     size = 0;
@@ -561,8 +553,8 @@ struct SplitKernel {
   // the list's from split_scan, the draw's from split_deferred_plan or
   // placed here.
   KOKKOS_INLINE_FUNCTION BucketRange ahead_for_gather(member_type const& team, SplitRow const& sr,
-                                                    RowScratch const& sc, BucketPlan const& plan,
-                                                    bool planned, int& size) const {
+                                                      RowScratch const& sc, BucketPlan const& plan,
+                                                      bool planned, int& size) const {
     size = sr.ahead_size;
     if constexpr (M == Mode::sample) {
       if (!lay.plan_apart) return planned_draw_ahead(team, sr, sc, plan, planned, size);
@@ -592,9 +584,9 @@ struct SplitKernel {
       const Filters f         = sr.row.f;
       const int b             = seg_begin(s);
       const MassMeasure mass  = mass_of(call, sr.row.scan, f);
-      m = gather_range<Call::gather_unroll, M == Mode::mask>(
-          team, row_of(r) + b, seg_end(s) - b, map, range, list(r), Call::boundary_weigh(f),
-          mass, b);
+      m = gather_range<Call::gather_unroll, M == Mode::mask>(team, row_of(r) + b, seg_end(s) - b,
+                                                             map, range, list(r),
+                                                             Call::boundary_weigh(f), mass, b);
     }
     put_mass(team, r, s, m);
     if (sr.mode != SplitMode::gather) {
@@ -621,14 +613,13 @@ struct SplitKernel {
 
   // The search on a missed row's gathered buckets, by one team, once every
   // segment has been read.
-  KOKKOS_INLINE_FUNCTION void resolve(member_type const& team, std::int64_t r,
-                                      int* slot) const {
-    SplitRow& sr = state(r);
+  KOKKOS_INLINE_FUNCTION void resolve(member_type const& team, std::int64_t r, int* slot) const {
+    SplitRow& sr          = state(r);
     const RangeMass exact = joined_mass(team, r);
     RowScratch s;
-    s.set    = list(r);
-    s.hist   = hist(r);
-    s.result = slot;
+    s.set       = list(r);
+    s.hist      = hist(r);
+    s.result    = slot;
     const int n = *s.set.counter;
     Decision d;
     RowStats st = sr.row.st;
@@ -654,10 +645,9 @@ struct SplitKernel {
   // The mask of segment s of a row split_scan decided (from_set, row); a
   // missed row's (gather) is written by split_gather's reads and its last
   // team.
-  KOKKOS_INLINE_FUNCTION void write_segment(member_type const& team, std::int64_t r,
-                                            int s) const {
-    SplitRow const& sr   = state(r);
-    T* row               = row_of(r);
+  KOKKOS_INLINE_FUNCTION void write_segment(member_type const& team, std::int64_t r, int s) const {
+    SplitRow const& sr = state(r);
+    T* row             = row_of(r);
     const int b = seg_begin(s), e = seg_end(s);
     const Candidates set = list(r);
     const float cut      = key_value(sr.row.d.cut.key);
@@ -675,7 +665,8 @@ struct SplitKernel {
         break;
       }
       case SplitMode::row:
-        // A bound below INT_MAX here is a whole-row group (tie_column): its columns past the bound become -inf, unread.
+        // A bound below INT_MAX here is a whole-row group (tie_column):
+        // its columns past the bound become -inf, unread.
         // Otherwise every entry at or above the cut is kept (group 0: no
         // whole-row shortcut inside a segment).
         if (sr.tie_column != INT_MAX) {
@@ -694,8 +685,7 @@ struct SplitKernel {
   // Leaves row r's counts zero for the next call, and reports.
   KOKKOS_INLINE_FUNCTION void clear(member_type const& team, std::int64_t r) const {
     std::uint32_t* h = hist(r);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lay.buckets + 1),
-                         [&](int i) { h[i] = 0; });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lay.buckets + 1), [&](int i) { h[i] = 0; });
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       *counter(r) = 0;
       if (call.io.stats != nullptr) call.io.stats[r * call.io.stats_stride] = state(r).row.st;
@@ -722,8 +712,7 @@ struct SplitKernel {
     SplitRow& sr         = state(r);
     const Candidates all = list(r);
     const int at         = all.cap0 - size;
-    return Candidates{all.vals0 + at, all.cols0 + at, size, nullptr, nullptr, 0,
-                      &sr.ahead_counter};
+    return Candidates{all.vals0 + at, all.cols0 + at, size, nullptr, nullptr, 0, &sr.ahead_counter};
   }
 
   KOKKOS_INLINE_FUNCTION RowScratch row_scratch(std::int64_t r, int* result) const {
@@ -749,8 +738,7 @@ struct SplitKernel {
   // (SplitLayout::plan_apart). Where each of those teams plans them itself
   // and the teams run in two waves, the plans of the first wave delay the
   // second by a large share of the launch.
-  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredPlan,
-                                         member_type const& team) const {
+  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredPlan, member_type const& team) const {
     const std::int64_t r = team.league_rank();
     SplitRow& sr         = state(r);
     if (sr.mode != SplitMode::deferred) return;
@@ -780,7 +768,7 @@ struct SplitKernel {
     SplitRow& sr = state(r);
     scratch_view<int> slot(team.team_scratch(0), 2);
     const RowScratch sc = row_scratch(r, slot.data() + 1);
-    const Filters f  = sr.row.f;
+    const Filters f     = sr.row.f;
     BucketPlan plan;
     bool planned;
     if (lay.plan_apart) {
@@ -795,21 +783,20 @@ struct SplitKernel {
     int ahead_size          = 0;
     const BucketRange ahead = ahead_for_gather(team, sr, sc, plan, planned, ahead_size);
     if (planned) {
-      const BucketMap map     = sr.row.map;
-      const int b             = seg_begin(s);
-      const MassMeasure mass  = mass_of(call, sr.row.scan, f);
+      const BucketMap map    = sr.row.map;
+      const int b            = seg_begin(s);
+      const MassMeasure mass = mass_of(call, sr.row.scan, f);
       if (ahead.hi >= ahead.lo) {
         // The boundary's buckets into the list's first places, the ahead
         // range's into its last ahead_size.
         Candidates cut_set = sc.set;
         cut_set.cap0 -= ahead_size;
-        m = gather_two_ranges<Call::gather_unroll>(team, row_of(r) + b, seg_end(s) - b,
-                                                     map, plan.range, cut_set, ahead,
-                                                     ahead_set(r, ahead_size), mass, b);
+        m = gather_two_ranges<Call::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map,
+                                                   plan.range, cut_set, ahead,
+                                                   ahead_set(r, ahead_size), mass, b);
       } else {
         const RangeMass one = gather_range<Call::gather_unroll, false>(
-            team, row_of(r) + b, seg_end(s) - b, map, plan.range, sc.set, Weigh::all, mass,
-            b);
+            team, row_of(r) + b, seg_end(s) - b, map, plan.range, sc.set, Weigh::all, mass, b);
         m = TwoRangeMass{one.above, 0, one.total};
       }
     }
@@ -845,8 +832,8 @@ struct SplitKernel {
   // kernels on the device, teams starting in order: docs/DESIGN.md).
   KOKKOS_INLINE_FUNCTION void deferred_end(member_type const& team, std::int64_t r, int s,
                                            bool last, BucketPlan const& plan, bool planned,
-                                           BucketRange ahead, int ahead_size,
-                                           RowScratch const& sc, int* slot) const {
+                                           BucketRange ahead, int ahead_size, RowScratch const& sc,
+                                           int* slot) const {
     if (last) deferred_cut(team, r, s, plan, planned, ahead, ahead_size, sc);
     if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
       if (!lay.fused_finish) return;
@@ -872,8 +859,8 @@ struct SplitKernel {
   // in global memory, past the caches (volatile), then fences: what the
   // last team wrote before the mode (deferred_cut fences there) is then
   // seen.
-  KOKKOS_INLINE_FUNCTION SplitMode await_cut(member_type const& team, std::int64_t r,
-                                             int* slot, SplitMode from) const {
+  KOKKOS_INLINE_FUNCTION SplitMode await_cut(member_type const& team, std::int64_t r, int* slot,
+                                             SplitMode from) const {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       volatile SplitMode* mode = &state(r).mode;
       SplitMode now            = *mode;
@@ -892,14 +879,13 @@ struct SplitKernel {
   // the list's first C entries for split_deferred_finish, or the row
   // finished here where those do not fit.
   KOKKOS_INLINE_FUNCTION void deferred_cut(member_type const& team, std::int64_t r, int s,
-                                           BucketPlan const& plan, bool planned,
-                                           BucketRange ahead, int ahead_size,
-                                           RowScratch const& sc) const {
-    SplitRow& sr   = state(r);
-    const T* row   = row_of(r);
+                                           BucketPlan const& plan, bool planned, BucketRange ahead,
+                                           int ahead_size, RowScratch const& sc) const {
+    SplitRow& sr    = state(r);
+    const T* row    = row_of(r);
     const Filters f = sr.row.f;
-    RowStats st    = sr.row.st;
-    SplitMode mode = SplitMode::none;
+    RowStats st     = sr.row.st;
+    SplitMode mode  = SplitMode::none;
     Decision d;
     const bool help = helped(f, plan, planned, ahead);
     if (help)
@@ -916,10 +902,11 @@ struct SplitKernel {
     } else {
       const TwoRangeMass both = joined(team, masses(r));
       const RangeMass exact{both.above, both.total};
-      resolve_buckets(call, team, f, sr.row.scan, sr.row.map, plan, exact, *sc.set.counter, sc, d, st);
+      resolve_buckets(call, team, f, sr.row.scan, sr.row.map, plan, exact, *sc.set.counter, sc, d,
+                      st);
       const MassMeasure mass = mass_of(call, sr.row.scan, f);
       BucketRange range;
-      bool read = false;
+      bool read          = false;
       weight_type target = 0;
       KeptSum kept{0, 0};
       // The draw or the list from the ahead range's set, where it holds
@@ -931,8 +918,7 @@ struct SplitKernel {
           range = draw_range(call, team, f, sr.row.scan, sr.row.map, d, sc, mass, target);
           read  = true;
         } else {
-          read = list_range(call, team, sr.row.map, d, sc, mass, kept, range) ==
-                 ListRange::read;
+          read = list_range(call, team, sr.row.map, d, sc, mass, kept, range) == ListRange::read;
         }
       }
       if (read)
@@ -944,8 +930,8 @@ struct SplitKernel {
       }
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        sr.row.d          = d;
-        sr.answer      = range;
+        sr.row.d      = d;
+        sr.answer     = range;
         sr.target     = target;
         sr.kept_mass  = kept.mass;
         sr.kept_count = kept.count;
@@ -974,10 +960,10 @@ struct SplitKernel {
   // (volatile): this team read the row's state, which holds it, before the
   // other teams' pushes were done.
   KOKKOS_INLINE_FUNCTION bool finish_from_ahead(member_type const& team, std::int64_t r,
-                                           Filters const& f, Decision const& d,
-                                           RowScratch const& sc, BucketRange range, int size,
-                                           MassMeasure const& mass,
-                                           TwoRangeMass const& exact, bool help) const {
+                                                Filters const& f, Decision const& d,
+                                                RowScratch const& sc, BucketRange range, int size,
+                                                MassMeasure const& mass, TwoRangeMass const& exact,
+                                                bool help) const {
     SplitRow& sr = state(r);
     AnswerSet got;
     const int n     = *static_cast<volatile int*>(&sr.ahead_counter);
@@ -986,7 +972,7 @@ struct SplitKernel {
     got.exact.total = exact.total;
     bound_answer(got, sr.row.map, range, d.cut, sr.row.scan.max_key);
     RowScratch ahead = sc;
-    ahead.set     = ahead_set(r, size);
+    ahead.set        = ahead_set(r, size);
     // The sampler needs W alone, the list K and W.
     KeptSum kept{0, 0};
     if constexpr (M == Mode::sample)
@@ -998,8 +984,7 @@ struct SplitKernel {
     bool from_help = false;
     if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
       if (help) await_helpers(team, r);
-      from_help = help && got.n >= 0 && got.copies == 0 &&
-                  answer_low(got, d.cut) == got.bottom;
+      from_help = help && got.n >= 0 && got.copies == 0 && answer_low(got, d.cut) == got.bottom;
     } else {
       (void)help;
     }
@@ -1024,7 +1009,8 @@ struct SplitKernel {
           placed = true;
         }
       }
-      if (!placed && !list_in_answer(call, team, r, f, d, ahead, mass, kept, got, listed)) return false;
+      if (!placed && !list_in_answer(call, team, r, f, d, ahead, mass, kept, got, listed))
+        return false;
       list_tail(call, team, r, listed, kept.count);
     }
     return true;
@@ -1058,7 +1044,7 @@ struct SplitKernel {
                                                    TwoRangeMass const& both, int h) const {
     const weight_type least = mass_target(sr.row.f.p, double(both.total));
     const weight_type unit  = last_entry_bound(sr.row.map, plan, sr.row.scan.max_key,
-                                                       call.prm.weight_scale, sr.row.f.inv_t);
+                                               call.prm.weight_scale, sr.row.f.inv_t);
     return mul_high_64(sr.row.f.u, h == 0 ? least : least + (unit - 1)) + 1;
   }
 
@@ -1068,8 +1054,7 @@ struct SplitKernel {
   // arrived: the last team announced the cut after its ticket) and
   // publishes what it found.
   KOKKOS_INLINE_FUNCTION void help_cut(member_type const& team, std::int64_t r, int s,
-                                       BucketPlan const& plan, BucketRange ahead,
-                                       int size) const {
+                                       BucketPlan const& plan, BucketRange ahead, int size) const {
     SplitRow& sr = state(r);
     const int S  = lay.teams_per_row;
     const int h  = (s - sr.help_from + S - 1) % S;
@@ -1087,17 +1072,17 @@ struct SplitKernel {
     if (n >= 0) {
       const Source src = set.source(n);
       if constexpr (M == Mode::sample) {
-        const MassMeasure mass  = mass_of(call, sr.row.scan, sr.row.f);
-        const TwoRangeMass both = joined(team, masses(r));
+        const MassMeasure mass   = mass_of(call, sr.row.scan, sr.row.f);
+        const TwoRangeMass both  = joined(team, masses(r));
         const weight_type inside = sum_above(team, src, mass, neg_inf_key);
         const weight_type t      = helper_target(sr, plan, both, h);
-        ok     = t > both.above2 && t - both.above2 <= inside;
-        target = ok ? t - both.above2 : 0;
+        ok                       = t > both.above2 && t - both.above2 <= inside;
+        target                   = ok ? t - both.above2 : 0;
         if (ok) b = search(call, team, src, mass, neg_inf_key, 0, target, bottom, top, &below);
       } else {
         const weight_type C = weight_type(call.io.list_size);
-        ok     = sum_above(team, src, CountMeasure{}, neg_inf_key) >= C;
-        target = C;
+        ok                  = sum_above(team, src, CountMeasure{}, neg_inf_key) >= C;
+        target              = C;
         if (ok) {
           b     = search(call, team, src, CountMeasure{}, neg_inf_key, 0, C, bottom, top);
           bound = tie_column_bound(team, set, n, b.key, b.keep, call.prm.vocab);
@@ -1139,8 +1124,8 @@ struct SplitKernel {
   // helpers do not bracket the target.
   KOKKOS_INLINE_FUNCTION bool draw_helped(member_type const& team, RowScratch const& ahead,
                                           MassMeasure const& mass, weight_type target,
-                                          AnswerSet const& got,
-                                          AheadHelp const& e, int& token) const {
+                                          AnswerSet const& got, AheadHelp const& e,
+                                          int& token) const {
     const weight_type above = got.exact.above;
     if (!(e.ok[0] && e.ok[1] && e.n[0] == got.n && e.n[1] == got.n && target > above &&
           e.b[0].passes > 0 && e.b[1].passes > 0))
@@ -1151,9 +1136,9 @@ struct SplitKernel {
     Boundary b = b0;
     bool known = false;
     for (int h = 0; h < 2 && !known; ++h) {
-      const Boundary& bh      = e.b[h];
-      const weight_type over  = e.below[h];  // M(> K) of helper h's key
-      const weight_type unit  = mass.unit(bh.key);
+      const Boundary& bh     = e.b[h];
+      const weight_type over = e.below[h];  // M(> K) of helper h's key
+      const weight_type unit = mass.unit(bh.key);
       if (t > over && t - over <= unit * bh.group) {
         b      = bh;
         b.keep = std::uint32_t((t - over + unit - 1) / unit);
@@ -1164,15 +1149,14 @@ struct SplitKernel {
       // M(> K1) >= t > M(>= K0) = M(> K0 - 1).
       if (!(e.below[1] >= t && key_type(b0.key - 1) > b1.key)) return false;
       b = search(call, team, ahead.set.source(got.n), mass, neg_inf_key, 0, t, b1.key,
-                   key_type(b0.key - 1));
+                 key_type(b0.key - 1));
       if (b.passes <= 0) return false;
     }
     token = tie_column_bound(team, ahead.set, got.n, b.key, b.keep, call.prm.vocab);
     return true;
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredFinish,
-                                         member_type const& team) const {
+  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredFinish, member_type const& team) const {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
     const int s          = team.league_rank() % lay.teams_per_row;
     SplitRow& sr         = state(r);
@@ -1189,24 +1173,23 @@ struct SplitKernel {
   // row's clearing: split_deferred_finish's work, or a fused
   // split_gather's.
   KOKKOS_INLINE_FUNCTION void answer_read(member_type const& team, std::int64_t r, int s,
-                                         int* slot) const {
-    SplitRow& sr           = state(r);
-    const RowScratch sc       = row_scratch(r, slot + 1);
-    const Filters f        = sr.row.f;
-    const MassMeasure mass = mass_of(call, sr.row.scan, f);
-    const BucketMap map    = sr.row.map;
+                                          int* slot) const {
+    SplitRow& sr            = state(r);
+    const RowScratch sc     = row_scratch(r, slot + 1);
+    const Filters f         = sr.row.f;
+    const MassMeasure mass  = mass_of(call, sr.row.scan, f);
+    const BucketMap map     = sr.row.map;
     const BucketRange third = sr.answer;
-    const int b            = seg_begin(s);
-    const RangeMass m =
-        gather_range<Call::gather_unroll, false>(team, row_of(r) + b, seg_end(s) - b, map,
-                                                   third, sc.set, Call::answer_weigh, mass, b);
+    const int b             = seg_begin(s);
+    const RangeMass m       = gather_range<Call::gather_unroll, false>(
+        team, row_of(r) + b, seg_end(s) - b, map, third, sc.set, Call::answer_weigh, mass, b);
     put_mass(team, r, s, m);
     if (!last_team(team, r, slot)) return;
 
     AnswerSet got;
-    got.exact    = joined_mass(team, r);
-    const int n  = *sc.set.counter;
-    got.n        = n <= sc.set.capacity() ? n : -1;
+    got.exact   = joined_mass(team, r);
+    const int n = *sc.set.counter;
+    got.n       = n <= sc.set.capacity() ? n : -1;
     bound_answer(got, sr.row.map, sr.answer, sr.row.d.cut, sr.row.scan.max_key);
     const Decision d = sr.row.d;
     bool done        = false;

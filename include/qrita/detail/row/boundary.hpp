@@ -6,10 +6,11 @@
 // (plan_buckets), and the search on what their read gathered
 // (resolve_buckets).
 
-#include <qrita/detail/row/state.hpp>
+#include <qrita/detail/boundary_buckets.hpp>
 #include <qrita/detail/row/decide.hpp>
 #include <qrita/detail/row/search.hpp>
-#include <qrita/detail/boundary_buckets.hpp>
+#include <qrita/detail/row/state.hpp>
+
 #include <cstdint>
 
 namespace qrita {
@@ -21,11 +22,10 @@ namespace detail {
 template <class CallT>
 KOKKOS_INLINE_FUNCTION bool plan_buckets(CallT const& call, typename CallT::member_type const& team,
                                          Filters const& f, BucketMap const& map,
-                                         RowScan const& scan, int outliers,
-                                         HeadMass const& head, RowScratch const& s,
-                                         BucketPlan& plan) {
+                                         RowScan const& scan, int outliers, HeadMass const& head,
+                                         RowScratch const& s, BucketPlan& plan) {
   if (s.hist == nullptr) return false;
-  const int nb = map.nb;
+  const int nb            = map.nb;
   const bool all_outliers = outliers <= s.set.capacity();
   BucketRange range;
   if (f.topk) {
@@ -34,9 +34,9 @@ KOKKOS_INLINE_FUNCTION bool plan_buckets(CallT const& call, typename CallT::memb
     // survivors, fewer than k plus that bucket).
     if (!all_outliers && outliers >= f.k) return false;  // boundary above t
     const std::uint32_t* hist = s.hist;
-    range.lo = suffix_crossing<std::uint32_t>(
-        team, nb, std::uint32_t(outliers),
-        [&](int b) { return hist[b]; }, std::uint32_t(f.k), s.result);
+    range.lo                  = suffix_crossing<std::uint32_t>(
+        team, nb, std::uint32_t(outliers), [&](int b) { return hist[b]; }, std::uint32_t(f.k),
+        s.result);
     range.hi = f.topp ? nb : range.lo;
     if (range.lo < 0) return false;  // unreachable: candidates > k
   } else if (head.known) {
@@ -62,9 +62,9 @@ KOKKOS_INLINE_FUNCTION bool plan_buckets(CallT const& call, typename CallT::memb
   const int boundary_hi = range.hi;
   if (CallT::mode != Mode::mask && !f.draw) range.hi = nb;
   const std::uint32_t cap = std::uint32_t(s.set.capacity());
-  RangeCounts counts = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
-  const bool past_tiers = counts.inside > cap;
-  const bool miss_moved = !CallT::deferred && call.prm.defer_misses && counts.inside > 0;
+  RangeCounts counts      = count_range(team, s.hist, nb, std::uint32_t(outliers), range);
+  const bool past_tiers   = counts.inside > cap;
+  const bool miss_moved   = !CallT::deferred && call.prm.defer_misses && counts.inside > 0;
   if (CallT::mode != Mode::mask && !f.draw && (past_tiers || miss_moved) && !f.topk && head.known &&
       call.prm.deferred_end != nullptr) {
     plan.partial  = true;
@@ -91,8 +91,9 @@ KOKKOS_INLINE_FUNCTION bool plan_buckets(CallT const& call, typename CallT::memb
 // deferred the row (plan.range): what plan_buckets goes on to do with
 // them, from the same histogram. false when they do not fit the set.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION bool plan_partial(CallT const&, typename CallT::member_type const& team, BucketMap const& map,
-                                         RowScratch const& s, BucketPlan& plan) {
+KOKKOS_INLINE_FUNCTION bool plan_partial(CallT const&, typename CallT::member_type const& team,
+                                         BucketMap const& map, RowScratch const& s,
+                                         BucketPlan& plan) {
   if (s.hist == nullptr) return false;
   const RangeCounts counts = count_range(team, s.hist, map.nb, plan.outliers, plan.range);
   if (counts.inside > std::uint32_t(s.set.capacity()) || counts.inside == 0) return false;
@@ -103,14 +104,12 @@ KOKKOS_INLINE_FUNCTION bool plan_partial(CallT const&, typename CallT::member_ty
 
 // The search on the n entries the second read gathered.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION void resolve_buckets(CallT const& call, typename CallT::member_type const& team,
-                                            Filters const& f,
-                                            RowScan const& scan,
-                                            BucketMap const& map,
-                                            BucketPlan const& plan,
-                                            RangeMass const& exact, int n,
-                                            RowScratch const& s, Decision& d,
-                                            RowStats& st) {
+KOKKOS_INLINE_FUNCTION void resolve_buckets(CallT const& call,
+                                            typename CallT::member_type const& team,
+                                            Filters const& f, RowScan const& scan,
+                                            BucketMap const& map, BucketPlan const& plan,
+                                            RangeMass const& exact, int n, RowScratch const& s,
+                                            Decision& d, RowStats& st) {
   const MassMeasure mass = mass_of(call, scan, f);
   const Source src       = s.set.source(n);
   st.row_passes += 2;
@@ -123,15 +122,15 @@ KOKKOS_INLINE_FUNCTION void resolve_buckets(CallT const& call, typename CallT::m
   d.searched_mass = false;
   if (f.topk) {
     const std::uint32_t above = f.topp ? 0u : plan.above;
-    cut = search_k_then_p(call, team, src, f, mass, weight_type(std::uint32_t(f.k) - above),
-                          bottom, top, RowPath::buckets, st);
+    cut = search_k_then_p(call, team, src, f, mass, weight_type(std::uint32_t(f.k) - above), bottom,
+                          top, RowPath::buckets, st);
   } else {
     // A draw's target: floor(u W / 2^64) + 1 of the exact total W.
-    const weight_type target = f.draw ? mul_high_64(f.u, exact.total) + 1
-                                      : mass_target(f.p, double(exact.total));
+    const weight_type target =
+        f.draw ? mul_high_64(f.u, exact.total) + 1 : mass_target(f.p, double(exact.total));
     // The range holds the boundary: more than `above`, at most all.
     const weight_type inside = exact.total - exact.above;
-    const bool held = target > exact.above && target - exact.above <= inside;
+    const bool held          = target > exact.above && target - exact.above <= inside;
     if (f.draw && !held) {
       // The planned buckets missed the target (the first read's total is
       // approximate): the draw is taken over the whole row instead.
@@ -163,17 +162,18 @@ KOKKOS_INLINE_FUNCTION void resolve_buckets(CallT const& call, typename CallT::m
 
 // topp_range, inlined or not (inline_topp).
 template <class CallT>
-KOKKOS_INLINE_FUNCTION BucketRange topp_buckets(CallT const& call, typename CallT::member_type const& team,
-                                                const std::uint32_t* hist,
-                                                BucketMap const& map, double head_mass,
-                                                double target_lo, double target_hi,
-                                                float max, float inv_t, int* slot) {
+KOKKOS_INLINE_FUNCTION BucketRange topp_buckets(CallT const& call,
+                                                typename CallT::member_type const& team,
+                                                const std::uint32_t* hist, BucketMap const& map,
+                                                double head_mass, double target_lo,
+                                                double target_hi, float max, float inv_t,
+                                                int* slot) {
   if constexpr (CallT::inline_topp) {
     return topp_range_inline(team, hist, map, head_mass, target_lo, target_hi, max,
                              call.prm.weight_scale, inv_t, slot);
   } else {
-    return topp_range(team, hist, map, head_mass, target_lo, target_hi, max,
-                      call.prm.weight_scale, inv_t, slot);
+    return topp_range(team, hist, map, head_mass, target_lo, target_hi, max, call.prm.weight_scale,
+                      inv_t, slot);
   }
 }
 
@@ -183,11 +183,9 @@ KOKKOS_INLINE_FUNCTION BucketRange topp_buckets(CallT const& call, typename Call
 // where the buckets reach above t or the bound is 0 (underflow or NaN:
 // the scale only widens what uses it). draw_buckets' range and the split
 // path's helpers (SplitKernel::helper_target) both bound W so.
-KOKKOS_INLINE_FUNCTION weight_type last_entry_bound(BucketMap const& map,
-                                                           BucketPlan const& plan,
-                                                           key_type max_key,
-                                                           float weight_scale,
-                                                           float inv_t) {
+KOKKOS_INLINE_FUNCTION weight_type last_entry_bound(BucketMap const& map, BucketPlan const& plan,
+                                                    key_type max_key, float weight_scale,
+                                                    float inv_t) {
   const weight_type scale = weight_type(weight_scale);
   if (!(plan.range.hi < map.nb)) return scale;
   const weight_type w =

@@ -7,9 +7,10 @@
 // (Next): the boundary's buckets, the whole-row search, or the second
 // kernel.
 
-#include <qrita/detail/row/state.hpp>
 #include <qrita/detail/row/search.hpp>
+#include <qrita/detail/row/state.hpp>
 #include <qrita/detail/row_access.hpp>
+
 #include <cstdint>
 
 namespace qrita {
@@ -19,8 +20,7 @@ namespace detail {
 // the keys above -inf's, and none of -inf's group. (Said as "the smallest
 // key and all of the row" it would be right for the mask, but not as a
 // boundary the sampler's and the list's searches add copies of.)
-KOKKOS_INLINE_FUNCTION Decision all_candidates(RowScan const&,
-                                                      RowStats& st) {
+KOKKOS_INLINE_FUNCTION Decision all_candidates(RowScan const&, RowStats& st) {
   Decision d;
   d.cut   = Boundary{neg_inf_key, 0, 0, 0};
   d.write = Write::row;
@@ -32,9 +32,7 @@ KOKKOS_INLINE_FUNCTION Decision all_candidates(RowScan const&,
 // share needs) in column order.
 template <class CallT>
 KOKKOS_INLINE_FUNCTION Decision decide_flat(CallT const& call, typename CallT::member_type const&,
-                                            Filters const& f,
-                                            RowScan const& scan,
-                                            RowStats& st) {
+                                            Filters const& f, RowScan const& scan, RowStats& st) {
   std::uint32_t keep = scan.candidates;
   if (f.topk && std::uint32_t(f.k) < keep) keep = std::uint32_t(f.k);
   if (f.topp) {
@@ -46,7 +44,8 @@ KOKKOS_INLINE_FUNCTION Decision decide_flat(CallT const& call, typename CallT::m
     if (need < keep) keep = need;
   }
   mark(st, f, RowPath::flat);
-  st.row_passes = std::int16_t(st.row_passes + (scan.candidates == std::uint32_t(call.prm.vocab) ? 1 : 2));
+  st.row_passes =
+      std::int16_t(st.row_passes + (scan.candidates == std::uint32_t(call.prm.vocab) ? 1 : 2));
   Decision d;
   d.cut   = Boundary{scan.max_key, keep, scan.candidates, 0};
   d.write = Write::row;
@@ -56,9 +55,8 @@ KOKKOS_INLINE_FUNCTION Decision decide_flat(CallT const& call, typename CallT::m
 // The hit path: the boundary lies among the gathered outliers.
 template <class CallT>
 KOKKOS_INLINE_FUNCTION bool try_outliers(CallT const& call, typename CallT::member_type const& team,
-                                         Filters const& f, Threshold const& th,
-                                         RowScan const& scan, int outliers,
-                                         RowScratch const& s, Decision& d,
+                                         Filters const& f, Threshold const& th, RowScan const& scan,
+                                         int outliers, RowScratch const& s, Decision& d,
                                          HeadMass& head, RowStats& st) {
   if (outliers > s.set.capacity()) return false;
   const Source src       = s.set.source(outliers);
@@ -77,11 +75,11 @@ KOKKOS_INLINE_FUNCTION bool try_outliers(CallT const& call, typename CallT::memb
     if (f.draw) return false;
     const weight_type target = mass_target(f.p, head.total);
     if (!(head.head >= double(target))) return false;
-    cut = search(call, team, src, mass, neg_inf_key, 0, target, lo, scan.max_key);
+    cut            = search(call, team, src, mass, neg_inf_key, 0, target, lo, scan.max_key);
     st.topp_path   = RowPath::truncated;
     st.topp_passes = std::int16_t(cut.passes);
   }
-  st.tier       = outliers > s.set.cap0;
+  st.tier = outliers > s.set.cap0;
   st.row_passes += 1;
   d.cut      = cut;
   d.write    = Write::from_set;
@@ -92,22 +90,21 @@ KOKKOS_INLINE_FUNCTION bool try_outliers(CallT const& call, typename CallT::memb
 // The exact weight of the first read's outliers (src) and, with the
 // tail it weighed relative to t rescaled to the max, the row's total.
 template <class Member, class Src>
-KOKKOS_INLINE_FUNCTION HeadMass head_mass(Member const& team, Src const& src,
-                                                 Threshold const& th, RowScan const& scan,
-                                                 MassMeasure const& mass) {
+KOKKOS_INLINE_FUNCTION HeadMass head_mass(Member const& team, Src const& src, Threshold const& th,
+                                          RowScan const& scan, MassMeasure const& mass) {
   HeadMass head;
   head.head = double(sum_above(team, src, mass, neg_inf_key));
   // (A row whose maximum is +inf gives its finite tail weight 0.)
   const double down = (double(th.t) - double(mass.ref)) * double(mass.inv_t);
-  head.total = head.head + (down == down ? double(scan.tail) * exp_d(down) : 0.0);
-  head.known = true;
+  head.total        = head.head + (down == down ? double(scan.tail) * exp_d(down) : 0.0);
+  head.known        = true;
   return head;
 }
 
 template <class CallT>
 KOKKOS_INLINE_FUNCTION Next decide_after_scan(CallT const& call,
-                                              typename CallT::member_type const& team,
-                                              RowState& rs, RowScratch const& s) {
+                                              typename CallT::member_type const& team, RowState& rs,
+                                              RowScratch const& s) {
   Filters& f           = rs.f;
   Threshold const& th  = rs.th;
   BucketMap const& map = rs.map;
@@ -147,29 +144,27 @@ KOKKOS_INLINE_FUNCTION Next decide_after_scan(CallT const& call,
   return Next::whole_row;
 }
 
-
 // The whole-row search: the paper's ablation without truncation, and the
 // fallback when no candidate tier can hold the boundary.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION Decision decide_whole_row(CallT const& call, typename CallT::member_type const& team,
+KOKKOS_INLINE_FUNCTION Decision decide_whole_row(CallT const& call,
+                                                 typename CallT::member_type const& team,
                                                  const typename CallT::value_type* row,
-                                                 Filters const& f,
-                                                 RowScan const& scan,
+                                                 Filters const& f, RowScan const& scan,
                                                  RowStats& st) {
   // A draw over the whole row is write_token's (it needs the total).
   if (f.draw) return all_candidates(scan, st);
   const RowSource<typename CallT::value_type> src{row, call.prm.vocab};
   const MassMeasure mass = mass_of(call, scan, f);
-  const key_type lo = key_type(scan.min_key - 1);
+  const key_type lo      = key_type(scan.min_key - 1);
   Boundary cut{scan.min_key, scan.candidates, scan.candidates, 0};
   if (f.topk) {
     cut = search_k_then_p(call, team, src, f, mass, weight_type(f.k), lo, scan.max_key,
                           RowPath::full, st);
     st.row_passes += std::int16_t(st.topk_passes + (f.topp ? 1 + st.topp_passes : 0));
   } else if (f.topp) {
-    const weight_type target =
-        mass_target(f.p, double(sum_above(team, src, mass, neg_inf_key)));
-    cut = search(call, team, src, mass, neg_inf_key, 0, target, lo, scan.max_key);
+    const weight_type target = mass_target(f.p, double(sum_above(team, src, mass, neg_inf_key)));
+    cut            = search(call, team, src, mass, neg_inf_key, 0, target, lo, scan.max_key);
     st.topp_path   = RowPath::full;
     st.topp_passes = std::int16_t(cut.passes);
     st.row_passes += std::int16_t(1 + cut.passes);

@@ -7,12 +7,13 @@
 // workspace's end, and the second kernel finishes the row from there; and
 // the sampler's or the list's last step on a decided row (finish_row).
 
-#include <qrita/detail/row/state.hpp>
 #include <qrita/detail/row/boundary.hpp>
 #include <qrita/detail/row/decide.hpp>
 #include <qrita/detail/row/gather.hpp>
 #include <qrita/detail/row/list.hpp>
+#include <qrita/detail/row/state.hpp>
 #include <qrita/detail/row/token.hpp>
+
 #include <cstdint>
 
 namespace qrita {
@@ -49,31 +50,31 @@ KOKKOS_INLINE_FUNCTION std::uint32_t* deferred_hist(CallT const& call, std::int6
 // the row again for them. The outliers' count and exact weight come in
 // the partial plan (plan_buckets).
 template <class CallT>
-KOKKOS_INLINE_FUNCTION void defer(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
-                                  Filters const& f, BucketMap const& map,
+KOKKOS_INLINE_FUNCTION void defer(CallT const& call, typename CallT::member_type const& team,
+                                  std::int64_t r, Filters const& f, BucketMap const& map,
                                   RowScan const& scan, BucketPlan const& plan,
                                   RowScratch const& s) {
   std::uint32_t* kept_hist = deferred_hist(call, r);
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1),
                        [&](int b) { kept_hist[b] = s.hist[b]; });
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
-    DeferredRow& dr = deferred_row(call, r);
-    dr.f            = f;
-    dr.map          = map;
-    dr.scan         = scan;
-    dr.head.head    = plan.head;
-    dr.head.total   = plan.total;
-    dr.head.known   = true;
-    dr.outliers     = plan.outliers;
+    DeferredRow& dr        = deferred_row(call, r);
+    dr.f                   = f;
+    dr.map                 = map;
+    dr.scan                = scan;
+    dr.head.head           = plan.head;
+    dr.head.total          = plan.total;
+    dr.head.known          = true;
+    dr.outliers            = plan.outliers;
     deferred_flag(call, r) = 1;
   });
 }
 
 // The sampler's or the list's last step, once the row is decided.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION void finish_row(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
-                                       const typename CallT::value_type* row, Filters const& f,
-                                       RowScan const& scan, BucketMap const& map,
+KOKKOS_INLINE_FUNCTION void finish_row(CallT const& call, typename CallT::member_type const& team,
+                                       std::int64_t r, const typename CallT::value_type* row,
+                                       Filters const& f, RowScan const& scan, BucketMap const& map,
                                        Decision const& d, RowScratch const& s) {
   if constexpr (CallT::mode == Mode::sample)
     write_token(call, team, r, row, f, scan, map, d, s);
@@ -87,15 +88,16 @@ KOKKOS_INLINE_FUNCTION void finish_row(CallT const& call, typename CallT::member
 // as for mask_row's misses), then the draw or the list. It clears the
 // row's flag.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION void finish_deferred(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
+KOKKOS_INLINE_FUNCTION void finish_deferred(CallT const& call,
+                                            typename CallT::member_type const& team, std::int64_t r,
                                             RowScratch const& s) {
-  typename CallT::value_type* row                = call.logits + r * call.prm.row_stride;
-  const DeferredRow& dr = deferred_row(call, r);
+  typename CallT::value_type* row = call.logits + r * call.prm.row_stride;
+  const DeferredRow& dr           = deferred_row(call, r);
   RowState rs;
-  rs.f        = dr.f;
-  rs.map      = dr.map;
-  rs.scan     = dr.scan;
-  rs.outliers = int(dr.outliers);
+  rs.f                           = dr.f;
+  rs.map                         = dr.map;
+  rs.scan                        = dr.scan;
+  rs.outliers                    = int(dr.outliers);
   const std::uint32_t* kept_hist = deferred_hist(call, r);
   team.team_barrier();  // the previous row's histogram is read
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rs.map.nb + 1),
@@ -118,7 +120,7 @@ KOKKOS_INLINE_FUNCTION void finish_deferred(CallT const& call, typename CallT::m
   Kokkos::single(Kokkos::PerTeam(team), [&]() { deferred_flag(call, r) = 0; });
 }
 
-// The same, not inlined, called on a copy of the kernel that operator()
+// The same, not inlined, called on a copy of the call that RowKernel
 // makes for a deferred row only (CUDA: Policy::deferred_out_of_line).
 // nvcc keeps some of the row's functions out of line, and a kernel whose
 // functor (a kernel argument) has its address taken copies it whole into
@@ -126,8 +128,9 @@ KOKKOS_INLINE_FUNCTION void finish_deferred(CallT const& call, typename CallT::m
 // (docs/DESIGN.md, "Code shape on GPUs"). Here only a deferred row's team
 // pays that copy; the idle path stays a read of the flags.
 template <class CallT>
-KOKKOS_FUNCTION QRITA_NOINLINE void finish_deferred_out_of_line(CallT const& call, 
-    typename CallT::member_type const& team, std::int64_t r, RowScratch const& s) {
+KOKKOS_FUNCTION QRITA_NOINLINE void finish_deferred_out_of_line(
+    CallT const& call, typename CallT::member_type const& team, std::int64_t r,
+    RowScratch const& s) {
   finish_deferred(call, team, r, s);
 }
 

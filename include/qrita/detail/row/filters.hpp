@@ -5,8 +5,8 @@
 // A row's filters (docs/SEMANTICS.md's special cases), its weights, and
 // min-p resolved into a top-k once the first read knows the maximum.
 
-#include <qrita/detail/row/state.hpp>
 #include <qrita/detail/philox.hpp>
+#include <qrita/detail/row/state.hpp>
 #include <qrita/detail/row_access.hpp>
 
 #include <climits>
@@ -41,7 +41,8 @@ KOKKOS_INLINE_FUNCTION Filters row_filters(CallT const& call, std::int64_t r) {
 template <class CallT>
 KOKKOS_INLINE_FUNCTION Filters read_filters(CallT const& call, std::int64_t r) {
   Filters f;
-  const float temp = call.io.temperature ? call.io.temperature[r * call.io.temperature_stride] : 1.0f;
+  const float temp =
+      call.io.temperature ? call.io.temperature[r * call.io.temperature_stride] : 1.0f;
   if (!(temp > 0.0f)) {
     // Greedy (T <= 0 or NaN): the top entry alone; no other filter.
     f.k    = 1;
@@ -50,10 +51,10 @@ KOKKOS_INLINE_FUNCTION Filters read_filters(CallT const& call, std::int64_t r) {
   }
   f.temperature = temp;
   f.inv_t       = 1.0f / temp;
-  f.k    = call.io.k ? call.io.k[r * call.io.k_stride] : 0;
-  f.p    = call.io.p ? call.io.p[r * call.io.p_stride] : 1.0f;
-  f.topk = f.k > 0 && f.k < call.prm.vocab;
-  f.topp = f.p < 1.0f;  // NaN: off
+  f.k           = call.io.k ? call.io.k[r * call.io.k_stride] : 0;
+  f.p           = call.io.p ? call.io.p[r * call.io.p_stride] : 1.0f;
+  f.topk        = f.k > 0 && f.k < call.prm.vocab;
+  f.topp        = f.p < 1.0f;  // NaN: off
   if (f.topp && !(f.p > 0.0f)) {
     // p <= 0 keeps exactly one entry: the top one, i.e. top-1.
     f.topp = false;
@@ -64,7 +65,8 @@ KOKKOS_INLINE_FUNCTION Filters read_filters(CallT const& call, std::int64_t r) {
   f.minp        = m > 0.0f;  // NaN: off
   f.min_p       = m < 1.0f ? m : 1.0f;
   if (call.io.seeds)
-    f.u = philox_u64(call.io.seeds[r * call.io.seeds_stride], call.io.offsets[r * call.io.offsets_stride]);
+    f.u = philox_u64(call.io.seeds[r * call.io.seeds_stride],
+                     call.io.offsets[r * call.io.offsets_stride]);
   return f;
 }
 
@@ -82,9 +84,9 @@ KOKKOS_INLINE_FUNCTION MassMeasure mass_of(CallT const& call, RowScan const& sca
 // in the gathered set when c lies above t and every outlier was kept,
 // else by one more read of the row.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION void apply_min_p(CallT const& call, typename CallT::member_type const& team, const typename CallT::value_type* row,
-                                        Filters& f, Threshold const& th,
-                                        RowScan const& scan, int outliers,
+KOKKOS_INLINE_FUNCTION void apply_min_p(CallT const& call, typename CallT::member_type const& team,
+                                        const typename CallT::value_type* row, Filters& f,
+                                        Threshold const& th, RowScan const& scan, int outliers,
                                         RowScratch const& s, RowStats& st) {
   f.minp = false;
   if (scan.candidates == 0) return;
@@ -102,8 +104,7 @@ KOKKOS_INLINE_FUNCTION void apply_min_p(CallT const& call, typename CallT::membe
   } else {
     const RowSource<typename CallT::value_type> src{row, call.prm.vocab};
     team_reduce(
-        team, call.prm.vocab,
-        [&](int i, std::uint32_t& acc) { acc += at_least(src[i]) ? 1u : 0u; },
+        team, call.prm.vocab, [&](int i, std::uint32_t& acc) { acc += at_least(src[i]) ? 1u : 0u; },
         Kokkos::Sum<std::uint32_t>(count));
     st.row_passes = std::int16_t(st.row_passes + 1);
   }

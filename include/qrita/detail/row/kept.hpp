@@ -5,8 +5,9 @@
 // The kept set of a decision: whether the gathered set holds it, and its
 // size K and fixed-point weight W.
 
-#include <qrita/detail/row/state.hpp>
 #include <qrita/detail/reducers.hpp>
+#include <qrita/detail/row/state.hpp>
+
 #include <cstdint>
 
 namespace qrita {
@@ -31,8 +32,8 @@ KOKKOS_INLINE_FUNCTION bool kept_in_set(CallT const&, Decision const& d) {
 }
 
 template <class CallT, class Src>
-KOKKOS_INLINE_FUNCTION KeptSum kept_sum(CallT const&, typename CallT::member_type const& team, Src const& src,
-                                        MassMeasure const& mass,
+KOKKOS_INLINE_FUNCTION KeptSum kept_sum(CallT const&, typename CallT::member_type const& team,
+                                        Src const& src, MassMeasure const& mass,
                                         Boundary const& cut) {
   KeptSum sum;
   team_reduce(
@@ -66,8 +67,9 @@ KOKKOS_INLINE_FUNCTION KeptSum kept_sum(CallT const&, typename CallT::member_typ
 
 // K and W of a partial decision: the set's kept entries and those above.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION KeptSum partial_kept(CallT const& call, typename CallT::member_type const& team, Decision const& d,
-                                            RowScratch const& s,
+KOKKOS_INLINE_FUNCTION KeptSum partial_kept(CallT const& call,
+                                            typename CallT::member_type const& team,
+                                            Decision const& d, RowScratch const& s,
                                             MassMeasure const& mass) {
   KeptSum kept = kept_sum(call, team, s.set.source(d.set_size), mass, d.cut);
   kept.mass += d.above_mass;
@@ -79,11 +81,11 @@ KOKKOS_INLINE_FUNCTION KeptSum partial_kept(CallT const& call, typename CallT::m
 // cut is the top-p search's on the set (Decision::searched_mass), the
 // sum kept_sum takes in a pass otherwise.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION weight_type kept_mass(CallT const& call, typename CallT::member_type const& team, Decision const& d,
-                                             RowScratch const& s,
+KOKKOS_INLINE_FUNCTION weight_type kept_mass(CallT const& call,
+                                             typename CallT::member_type const& team,
+                                             Decision const& d, RowScratch const& s,
                                              MassMeasure const& mass) {
-  if (d.searched_mass)
-    return d.above_mass + d.cut_below + mass.unit(d.cut.key) * d.cut.keep;
+  if (d.searched_mass) return d.above_mass + d.cut_below + mass.unit(d.cut.key) * d.cut.keep;
   return partial_kept(call, team, d, s, mass).mass;
 }
 

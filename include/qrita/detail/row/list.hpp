@@ -5,12 +5,12 @@
 // candidate_list: the first min(C, K) kept entries in order, with their
 // probabilities and log-probabilities under the kept set's weights, and K.
 
-#include <qrita/detail/row/state.hpp>
+#include <qrita/detail/resolve_ties.hpp>
 #include <qrita/detail/row/boundary.hpp>
 #include <qrita/detail/row/gather.hpp>
 #include <qrita/detail/row/kept.hpp>
 #include <qrita/detail/row/search.hpp>
-#include <qrita/detail/resolve_ties.hpp>
+#include <qrita/detail/row/state.hpp>
 
 #include <climits>
 #include <cstdint>
@@ -32,7 +32,8 @@ namespace detail {
 // kernel reads them after the cut: draw_partial. The split path gathers
 // the list's so too, in split_gather: list_ahead.)
 template <class CallT>
-KOKKOS_INLINE_FUNCTION bool list_with_cut(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
+KOKKOS_INLINE_FUNCTION bool list_with_cut(CallT const& call,
+                                          typename CallT::member_type const& team, std::int64_t r,
                                           const typename CallT::value_type* row, Filters const& f,
                                           BucketMap const& map, RowScan const& scan,
                                           BucketPlan const& plan, RowScratch const& s) {
@@ -42,8 +43,7 @@ KOKKOS_INLINE_FUNCTION bool list_with_cut(CallT const& call, typename CallT::mem
   if (tier <= 0 || call.io.list_size == 0) return false;
   const BucketRange second = list_buckets(call, team, map, dr.outliers, s);
   if (!(second.lo > plan.range.hi && second.hi >= second.lo)) return false;
-  const std::uint32_t n1 =
-      count_range(team, s.hist, map.nb, dr.outliers, plan.range).inside;
+  const std::uint32_t n1 = count_range(team, s.hist, map.nb, dr.outliers, plan.range).inside;
   const std::uint32_t n2 = count_range(team, s.hist, map.nb, dr.outliers, second).inside;
   if (n2 == 0 || n2 > std::uint32_t(tier) || n1 + n2 > std::uint32_t(s.set.capacity()))
     return false;
@@ -52,7 +52,7 @@ KOKKOS_INLINE_FUNCTION bool list_with_cut(CallT const& call, typename CallT::mem
   RowScratch cut_set = s;
   cut_set.set.cap1 -= int(n2);
   RowScratch list_set = s;
-  list_set.set     = Candidates{s.set.vals1 + cut_set.set.cap1,
+  list_set.set        = Candidates{s.set.vals1 + cut_set.set.cap1,
                             s.set.cols1 + cut_set.set.cap1,
                             int(n2),
                             nullptr,
@@ -94,29 +94,33 @@ KOKKOS_INLINE_FUNCTION bool list_with_cut(CallT const& call, typename CallT::mem
 // histogram's exact counts from the top reach C. false when they do not
 // fit the set (or the list is not shorter than K).
 template <class CallT>
-KOKKOS_INLINE_FUNCTION bool list_partial(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
-                                         const typename CallT::value_type* row, Filters const& f,
-                                         RowScan const& scan, BucketMap const& map,
-                                         Decision const& d, RowScratch const& s,
-                                         MassMeasure const& mass, KeptSum& kept,
-                                         int& listed) {
+KOKKOS_INLINE_FUNCTION bool list_partial(CallT const& call, typename CallT::member_type const& team,
+                                         std::int64_t r, const typename CallT::value_type* row,
+                                         Filters const& f, RowScan const& scan,
+                                         BucketMap const& map, Decision const& d,
+                                         RowScratch const& s, MassMeasure const& mass,
+                                         KeptSum& kept, int& listed) {
   if (s.hist == nullptr) return false;
   BucketRange range;
   listed = 0;
   switch (list_range(call, team, map, d, s, mass, kept, range)) {
-    case ListRange::none: return true;  // C = 0: only the count
-    case ListRange::fails: return false;
-    case ListRange::read: break;
+    case ListRange::none:
+      return true;  // C = 0: only the count
+    case ListRange::fails:
+      return false;
+    case ListRange::read:
+      break;
   }
   const AnswerSet got = gather_answer(call, team, row, map, range, d, s, mass, scan.max_key);
   return list_in_answer(call, team, r, f, d, s, mass, kept, got, listed);
 }
 
 template <class CallT>
-KOKKOS_INLINE_FUNCTION ListRange list_range(CallT const& call, typename CallT::member_type const& team, BucketMap const& map,
-                                            Decision const& d, RowScratch const& s,
-                                            MassMeasure const& mass, KeptSum& kept,
-                                            BucketRange& range) {
+KOKKOS_INLINE_FUNCTION ListRange list_range(CallT const& call,
+                                            typename CallT::member_type const& team,
+                                            BucketMap const& map, Decision const& d,
+                                            RowScratch const& s, MassMeasure const& mass,
+                                            KeptSum& kept, BucketRange& range) {
   const int C = call.io.list_size;
   kept        = partial_kept(call, team, d, s, mass);
   if (C == 0) return ListRange::none;
@@ -131,9 +135,10 @@ KOKKOS_INLINE_FUNCTION ListRange list_range(CallT const& call, typename CallT::m
 // on the cut (list_buckets). Empty (lo > hi) where there are none. (The
 // draw's: draw_buckets, placed by split_gather.)
 template <class CallT>
-KOKKOS_INLINE_FUNCTION BucketRange list_ahead(CallT const& call, typename CallT::member_type const& team, BucketMap const& map,
-                                               BucketPlan const& plan,
-                                               RowScratch const& s) {
+KOKKOS_INLINE_FUNCTION BucketRange list_ahead(CallT const& call,
+                                              typename CallT::member_type const& team,
+                                              BucketMap const& map, BucketPlan const& plan,
+                                              RowScratch const& s) {
   BucketRange range;  // empty
   if constexpr (CallT::mode == Mode::candidates) {
     if (s.hist == nullptr || !plan.partial || call.io.list_size == 0) return range;
@@ -147,27 +152,27 @@ KOKKOS_INLINE_FUNCTION BucketRange list_ahead(CallT const& call, typename CallT:
 
 // The buckets from the top whose exact counts reach C (lo -1: none).
 template <class CallT>
-KOKKOS_INLINE_FUNCTION BucketRange list_buckets(CallT const& call, typename CallT::member_type const& team,
-                                                BucketMap const& map,
-                                                std::uint32_t outliers,
+KOKKOS_INLINE_FUNCTION BucketRange list_buckets(CallT const& call,
+                                                typename CallT::member_type const& team,
+                                                BucketMap const& map, std::uint32_t outliers,
                                                 RowScratch const& s) {
   const std::uint32_t* hist = s.hist;
   BucketRange range;
   range.hi = map.nb;
   range.lo = suffix_crossing<std::uint32_t>(
-      team, map.nb, outliers, [&](int b) { return hist[b]; },
-      std::uint32_t(call.io.list_size), s.result);
+      team, map.nb, outliers, [&](int b) { return hist[b]; }, std::uint32_t(call.io.list_size),
+      s.result);
   return range;
 }
 
 // The list from what a third read gathered (the set). false when it
 // does not hold the first C kept entries.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION bool list_in_answer(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
-                                       Filters const& f, Decision const& d,
-                                       RowScratch const& s, MassMeasure const& mass,
-                                       KeptSum const& kept, AnswerSet const& got,
-                                       int& listed) {
+KOKKOS_INLINE_FUNCTION bool list_in_answer(CallT const& call,
+                                           typename CallT::member_type const& team, std::int64_t r,
+                                           Filters const& f, Decision const& d, RowScratch const& s,
+                                           MassMeasure const& mass, KeptSum const& kept,
+                                           AnswerSet const& got, int& listed) {
   if (got.n < 0) return false;
   const int C        = call.io.list_size;
   const Boundary cut = d.cut;
@@ -176,16 +181,16 @@ KOKKOS_INLINE_FUNCTION bool list_in_answer(CallT const& call, typename CallT::me
   if (sum_above(team, src, CountMeasure{}, cut.key) + got.copies < weight_type(C)) return false;
   const Boundary list_cut = search(call, team, src, CountMeasure{}, cut.key, got.copies,
                                    weight_type(C), answer_low(got, cut), got.top);
-  listed = list_entries(call, team, r, s, got.n, list_cut, mass, kept, f);
+  listed                  = list_entries(call, team, r, s, got.n, list_cut, mass, kept, f);
   return true;
 }
 
 // candidate_list: the first min(C, K) kept entries in order, with their
 // probabilities under the kept set's weights, and K.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION void write_list(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
-                                       const typename CallT::value_type* row, Filters const& f,
-                                       RowScan const& scan, BucketMap const& map,
+KOKKOS_INLINE_FUNCTION void write_list(CallT const& call, typename CallT::member_type const& team,
+                                       std::int64_t r, const typename CallT::value_type* row,
+                                       Filters const& f, RowScan const& scan, BucketMap const& map,
                                        Decision d, RowScratch const& s) {
   const int C = call.io.list_size;
   int listed  = 0;
@@ -203,27 +208,28 @@ KOKKOS_INLINE_FUNCTION void write_list(CallT const& call, typename CallT::member
       const double pr = 1.0 / double(d.cut.keep);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int j) {
         call.io.ids[r * call.io.ids_row + j * call.io.ids_slot] = j;
-        if (call.io.probs) call.io.probs[r * call.io.probs_row + j * call.io.probs_slot] = float(pr);
+        if (call.io.probs)
+          call.io.probs[r * call.io.probs_row + j * call.io.probs_slot] = float(pr);
         if (call.io.logprobs)
-          call.io.logprobs[r * call.io.logprobs_row + j * call.io.logprobs_slot] = float(-log_d(double(d.cut.keep)));
+          call.io.logprobs[r * call.io.logprobs_row + j * call.io.logprobs_slot] =
+              float(-log_d(double(d.cut.keep)));
       });
       listed = n;
     } else if (CallT::deferred && d.partial &&
                list_partial(call, team, r, row, f, scan, map, d, s, mass, kept, listed)) {
       // Listed from the buckets that hold its first C entries (a third read).
     } else {
-      bool in_set            = kept_in_set(call, d) || gather_kept(call, team, row, d.cut, s, d);
-      int listed_count       = -1;  // list_entries' m, when known here
+      bool in_set      = kept_in_set(call, d) || gather_kept(call, team, row, d.cut, s, d);
+      int listed_count = -1;  // list_entries' m, when known here
       if (f.list_all) {
         // d is the row's top C: the probabilities are the whole row's.
-        kept = kept_sum(call, team, RowSource<typename CallT::value_type>{row, call.prm.vocab}, mass,
-                        Boundary{neg_inf_key, 0, 0, 0});
+        kept = kept_sum(call, team, RowSource<typename CallT::value_type>{row, call.prm.vocab},
+                        mass, Boundary{neg_inf_key, 0, 0, 0});
       } else if (in_set) {
         kept = kept_sum(call, team, s.set.source(d.set_size), mass, d.cut);
         if (kept.count > std::uint32_t(C) && C > 0)
           list_cut = search(call, team, s.set.source(d.set_size), CountMeasure{}, d.cut.key,
-                            d.cut.keep, weight_type(C), key_type(d.cut.key - 1),
-                            scan.max_key);
+                            d.cut.keep, weight_type(C), key_type(d.cut.key - 1), scan.max_key);
         else
           listed_count = int(kept.count);  // the same entries, counted so
       } else {
@@ -232,9 +238,9 @@ KOKKOS_INLINE_FUNCTION void write_list(CallT const& call, typename CallT::member
         const RowSource<typename CallT::value_type> src{row, call.prm.vocab};
         kept = kept_sum(call, team, src, mass, d.cut);
         if (C > 0) {
-          list_cut = search(call, team, src, CountMeasure{}, d.cut.key, d.cut.keep,
-                            weight_type(C), key_type(d.cut.key - 1), scan.max_key);
-          in_set = gather_kept(call, team, row, list_cut, s, d);
+          list_cut = search(call, team, src, CountMeasure{}, d.cut.key, d.cut.keep, weight_type(C),
+                            key_type(d.cut.key - 1), scan.max_key);
+          in_set   = gather_kept(call, team, row, list_cut, s, d);
         }
       }
       if (in_set && C > 0)
@@ -246,8 +252,8 @@ KOKKOS_INLINE_FUNCTION void write_list(CallT const& call, typename CallT::member
 
 // Past the list: id -1, probability 0, log-probability -inf; and K.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION void list_tail(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
-                                      int listed, std::uint32_t count) {
+KOKKOS_INLINE_FUNCTION void list_tail(CallT const& call, typename CallT::member_type const& team,
+                                      std::int64_t r, int listed, std::uint32_t count) {
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, listed, call.io.list_size), [&](int j) {
     call.io.ids[r * call.io.ids_row + j * call.io.ids_slot] = -1;
     if (call.io.probs) call.io.probs[r * call.io.probs_row + j * call.io.probs_slot] = 0.0f;
@@ -269,16 +275,14 @@ KOKKOS_INLINE_FUNCTION void list_tail(CallT const& call, typename CallT::member_
 // when `cut` is the decision's own cut; the group's bound is then the
 // mask's (tie_column: the whole group kept, no search).
 template <class CallT>
-KOKKOS_INLINE_FUNCTION int list_entries(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
-                                        RowScratch const& s, int n,
-                                        Boundary const& cut,
-                                        MassMeasure const& mass,
-                                        KeptSum const& kept,
-                                        Filters const& f, int known_m = -1) {
+KOKKOS_INLINE_FUNCTION int list_entries(CallT const& call, typename CallT::member_type const& team,
+                                        std::int64_t r, RowScratch const& s, int n,
+                                        Boundary const& cut, MassMeasure const& mass,
+                                        KeptSum const& kept, Filters const& f, int known_m = -1) {
   const int bound = known_m >= 0 && cut.keep >= cut.group
                         ? INT_MAX
                         : tie_column_bound(team, s.set, n, cut.key, cut.keep, call.prm.vocab);
-  int m = known_m;
+  int m           = known_m;
   if (m < 0) {
     std::uint32_t above = 0;
     team_reduce(
@@ -296,17 +300,19 @@ KOKKOS_INLINE_FUNCTION int list_entries(CallT const& call, typename CallT::membe
 // cut's key) and m, the listed entries' count, are known (a split
 // list's helper team finds them: SplitKernel::help_cut).
 template <class CallT>
-KOKKOS_INLINE_FUNCTION int list_placed(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
-                                       RowScratch const& s, int n, Boundary const& cut,
-                                       int bound, int m, MassMeasure const& mass,
-                                       KeptSum const& kept, Filters const& f) {
+KOKKOS_INLINE_FUNCTION int list_placed(CallT const& call, typename CallT::member_type const& team,
+                                       std::int64_t r, RowScratch const& s, int n,
+                                       Boundary const& cut, int bound, int m,
+                                       MassMeasure const& mass, KeptSum const& kept,
+                                       Filters const& f) {
   const Candidates& set = s.set;
-  const auto listed = [&](key_type key, int column) {
+  const auto listed     = [&](key_type key, int column) {
     return key > cut.key || (key == cut.key && column <= bound);
   };
   const double W        = double(kept.mass);
   const double log_norm = log_d(W / double(call.prm.weight_scale));
   const bool inf_max    = !is_finite_value(mass.ref);
+  // clang-format off
   const auto write = [&](int place, key_type key, int column) {
     const float z       = key_value(key);
     const weight_type w = mass(z);
@@ -321,6 +327,7 @@ KOKKOS_INLINE_FUNCTION int list_placed(CallT const& call, typename CallT::member
       call.io.logprobs[r * call.io.logprobs_row + place * call.io.logprobs_slot] = float(lp);
     }
   };
+  // clang-format on
   const auto before = [](key_type kj, int cj, key_type key, int column) {
     return kj > key || (kj == key && cj < column);
   };

@@ -40,24 +40,24 @@ namespace detail {
 
 // What a call computes per row.
 enum class Mode : std::int8_t {
-  mask,        // sample_mask: the kept set, written in place
-  sample,      // sample_tokens: one token drawn from the kept set
-  candidates   // candidate_list: the kept set's head, in order
+  mask,       // sample_mask: the kept set, written in place
+  sample,     // sample_tokens: one token drawn from the kept set
+  candidates  // candidate_list: the kept set's head, in order
 };
 
 // The per-row inputs and outputs of a call (nullptr: absent), with their
 // strides in elements.
 struct RowIO {
-  const int* k              = nullptr;
-  std::int64_t k_stride     = 0;
-  const float* p            = nullptr;
-  std::int64_t p_stride     = 0;
-  const float* min_p        = nullptr;
-  std::int64_t min_p_stride = 0;
-  const float* temperature  = nullptr;
+  const int* k                    = nullptr;
+  std::int64_t k_stride           = 0;
+  const float* p                  = nullptr;
+  std::int64_t p_stride           = 0;
+  const float* min_p              = nullptr;
+  std::int64_t min_p_stride       = 0;
+  const float* temperature        = nullptr;
   std::int64_t temperature_stride = 0;
-  RowStats* stats           = nullptr;
-  std::int64_t stats_stride = 0;
+  RowStats* stats                 = nullptr;
+  std::int64_t stats_stride       = 0;
   // sample_tokens
   const std::uint64_t* seeds   = nullptr;
   std::int64_t seeds_stride    = 0;
@@ -66,35 +66,35 @@ struct RowIO {
   int* tokens                  = nullptr;
   std::int64_t tokens_stride   = 0;
   // candidate_list: [row][slot] at row * *_row + slot * *_slot
-  int* ids                  = nullptr;
+  int* ids             = nullptr;
   std::int64_t ids_row = 0, ids_slot = 0;
-  float* probs              = nullptr;
+  float* probs           = nullptr;
   std::int64_t probs_row = 0, probs_slot = 0;
   float* logprobs           = nullptr;
   std::int64_t logprobs_row = 0, logprobs_slot = 0;
-  int* counts               = nullptr;
+  int* counts                = nullptr;
   std::int64_t counts_stride = 0;
-  int list_size             = 0;  // C
+  int list_size              = 0;  // C
 };
 
 struct KernelParams {
-  std::int64_t batch        = 0;
-  int vocab                 = 0;
-  std::int64_t row_stride   = 0;  // elements between consecutive rows
-  int capacity              = 0;  // on-chip candidates per team
-  int tier_capacity         = 0;  // device-memory candidates per team
-  int buckets               = 0;  // histogram buckets (0: no histogram)
-  bool truncation           = true;
-  bool exact_ties           = true;
-  bool binary_search        = false;
-  float weight_scale        = 0;  // 2^F, see weight_fraction_bits
-  float* tier_values        = nullptr;  // tier_capacity per team, by league rank
-  int* tier_columns         = nullptr;
+  std::int64_t batch      = 0;
+  int vocab               = 0;
+  std::int64_t row_stride = 0;  // elements between consecutive rows
+  int capacity            = 0;  // on-chip candidates per team
+  int tier_capacity       = 0;  // device-memory candidates per team
+  int buckets             = 0;  // histogram buckets (0: no histogram)
+  bool truncation         = true;
+  bool exact_ties         = true;
+  bool binary_search      = false;
+  float weight_scale      = 0;        // 2^F, see weight_fraction_bits
+  float* tier_values      = nullptr;  // tier_capacity per team, by league rank
+  int* tier_columns       = nullptr;
   // The sampler's and the list's deferred rows (nullptr: none): row r's
   // record is the deferred_stride bytes below deferred_end - r *
   // deferred_stride, at the workspace's end, its last byte the row's flag
   // (see deferred_flag and DeferredRow).
-  std::uint8_t* deferred_end = nullptr;
+  std::uint8_t* deferred_end   = nullptr;
   std::int64_t deferred_stride = 1;
   // The unsplit first kernel defers every top-p miss it would finish with
   // a second read, not only those past the tiers (plan_buckets): a row
@@ -111,15 +111,15 @@ KOKKOS_INLINE_FUNCTION weight_type mass_target(float p, double total) {
 
 // A row's filters after the definition's special cases.
 struct Filters {
-  int k      = 0;
-  float p    = 1.0f;
-  bool topk  = false;
-  bool topp  = false;
-  bool tail  = false;  // the first read weighed the entries at or below t
-  bool minp  = false;  // min-p not yet resolved into k (see apply_min_p)
-  bool draw  = false;  // sample_tokens on a row without a filter: top-p's
-                       // search finds the drawn entry (see decide_after_scan)
-  bool list_all = false;  // candidate_list on a row without a filter
+  int k     = 0;
+  float p   = 1.0f;
+  bool topk = false;
+  bool topp = false;
+  bool tail = false;          // the first read weighed the entries at or below t
+  bool minp = false;          // min-p not yet resolved into k (see apply_min_p)
+  bool draw = false;          // sample_tokens on a row without a filter: top-p's
+                              // search finds the drawn entry (see decide_after_scan)
+  bool list_all     = false;  // candidate_list on a row without a filter
   float min_p       = 0.0f;
   float temperature = 1.0f;
   float inv_t       = 1.0f;  // 1 / temperature; 0 at +inf
@@ -142,9 +142,9 @@ enum class Write : std::int8_t {
 // `cut.group` entries with that key (lowest columns first).
 struct Decision {
   Boundary cut{0, 0, 0, 0};
-  Write write = Write::none;
-  int set_size = 0;    // gathered entries the write uses
-  bool drawn = false;  // cut's last kept entry is the drawn token
+  Write write  = Write::none;
+  int set_size = 0;      // gathered entries the write uses
+  bool drawn   = false;  // cut's last kept entry is the drawn token
   // The sampler's cut is the top-p search's on the set alone (no floor,
   // no copies, the row's mass): cut_below is the set's weight above
   // cut.key, which the search gave, and the kept weight is known without
@@ -165,12 +165,12 @@ struct Decision {
 // The buckets a miss gathers, and the entries above them.
 struct BucketPlan {
   BucketRange range;
-  std::uint32_t above = 0;
-  bool partial = false;        // see Decision::partial
-  std::uint32_t inside = 0;    // entries in range (where above is set)
-  std::uint32_t outliers = 0;  // (for a partial decision: the first
-  double head  = 0;            // read's outliers and HeadMass, which the
-  double total = 0;            // split path's deferred launch plans from)
+  std::uint32_t above    = 0;
+  bool partial           = false;  // see Decision::partial
+  std::uint32_t inside   = 0;      // entries in range (where above is set)
+  std::uint32_t outliers = 0;      // (for a partial decision: the first
+  double head            = 0;      // read's outliers and HeadMass, which the
+  double total           = 0;      // split path's deferred launch plans from)
 };
 
 // The outliers' softmax mass, for a top-p-only row (see try_outliers).
@@ -199,10 +199,10 @@ struct DeferredRow {
 // a multiple of 16 bytes so that every record is aligned as the first.
 constexpr std::size_t deferred_header_bytes = (sizeof(DeferredRow) + 15) / 16 * 16;
 constexpr std::size_t deferred_record_bytes(int buckets) {
-  return buckets > 1 ? (deferred_header_bytes +
-                        std::size_t(buckets + 1) * sizeof(std::uint32_t) + 1 + 15) /
-                           16 * 16
-                     : 1;
+  return buckets > 1
+             ? (deferred_header_bytes + std::size_t(buckets + 1) * sizeof(std::uint32_t) + 1 + 15) /
+                   16 * 16
+             : 1;
 }
 
 // One kernel per execution space, logit type and mode: the sampler's and
@@ -268,8 +268,8 @@ struct AnswerSet {
   int n = -1;
   RangeMass exact;
   std::uint32_t copies = 0;
-  key_type bottom = neg_inf_key;  // below the set's keys (range_bottom_key)
-  key_type top    = no_key;       // at or above them, at most the row's maximum
+  key_type bottom      = neg_inf_key;  // below the set's keys (range_bottom_key)
+  key_type top         = no_key;       // at or above them, at most the row's maximum
 };
 
 // What a row needs after its first read and the decisions that read
@@ -304,22 +304,21 @@ enum class ListRange : std::int8_t { none, read, fails };
 // that kernel's idle launch: compiled into the first kernel, it would
 // weigh on every other sampler and list row (registers, code size;
 // docs/DESIGN.md, "Deferred rows").
-template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
-          bool OutOfLineSearch = false, bool Deferred = false>
+template <class ExecutionSpace, class T = float, Mode M = Mode::mask, bool OutOfLineSearch = false,
+          bool Deferred = false>
 struct RowCall {
-  static_assert(!Deferred || M != Mode::mask,
-                "qrita: only the sampler and the list defer rows");
-  using execution_space = ExecutionSpace;
-  using value_type      = T;
-  static constexpr Mode mode                = M;
+  static_assert(!Deferred || M != Mode::mask, "qrita: only the sampler and the list defer rows");
+  using execution_space                    = ExecutionSpace;
+  using value_type                         = T;
+  static constexpr Mode mode               = M;
   static constexpr bool out_of_line_search = OutOfLineSearch;
   static constexpr bool deferred           = Deferred;
-  using policy_type = Kokkos::TeamPolicy<
-      ExecutionSpace, typename Policy<ExecutionSpace>::launch_bounds>;
+  using policy_type =
+      Kokkos::TeamPolicy<ExecutionSpace, typename Policy<ExecutionSpace>::launch_bounds>;
   using member_type   = typename policy_type::member_type;
   using scratch_space = typename ExecutionSpace::scratch_memory_space;
   template <class U>
-  using scratch_view = Kokkos::View<U*, scratch_space, Kokkos::MemoryUnmanaged>;
+  using scratch_view              = Kokkos::View<U*, scratch_space, Kokkos::MemoryUnmanaged>;
   static constexpr int row_unroll = Policy<ExecutionSpace>::row_unroll;
   // Loads in flight in gather_range (the boundary's and the answer's
   // reads): row_unroll for 4-byte logits. 16-bit logits read one group at
@@ -328,7 +327,7 @@ struct RowCall {
   // functor into every thread's local memory at entry (docs/DESIGN.md,
   // "Code shape on GPUs").
   static constexpr int gather_unroll = sizeof(T) == 4 ? row_unroll : 1;
-  static constexpr int slots      = 2;  // team-shared ints: counter, result
+  static constexpr int slots         = 2;  // team-shared ints: counter, result
   // What the answer's read (the draw's or the list's buckets) weighs.
   static constexpr Weigh answer_weigh = M == Mode::candidates ? Weigh::none : Weigh::all;
   // What the boundary's read weighs: top-p's search needs the exact weight
@@ -366,18 +365,16 @@ struct RowCall {
 };
 
 // A row's path, in its statistics, for the filters it applies.
-KOKKOS_INLINE_FUNCTION void mark(RowStats& st, Filters const& f,
-                                        RowPath path) {
+KOKKOS_INLINE_FUNCTION void mark(RowStats& st, Filters const& f, RowPath path) {
   if (f.topk) st.topk_path = path;
   if (f.topp) st.topp_path = path;
 }
 
 template <class CallT>
-KOKKOS_INLINE_FUNCTION void record(CallT const& call, typename CallT::member_type const& team, std::int64_t r,
-                                   RowStats const& st) {
+KOKKOS_INLINE_FUNCTION void record(CallT const& call, typename CallT::member_type const& team,
+                                   std::int64_t r, RowStats const& st) {
   if (call.io.stats == nullptr) return;
-  Kokkos::single(Kokkos::PerTeam(team),
-                 [&]() { call.io.stats[r * call.io.stats_stride] = st; });
+  Kokkos::single(Kokkos::PerTeam(team), [&]() { call.io.stats[r * call.io.stats_stride] = st; });
 }
 
 }  // namespace detail

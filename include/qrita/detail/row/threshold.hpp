@@ -9,6 +9,7 @@
 #include <qrita/detail/row/state.hpp>
 #include <qrita/detail/sigma_truncate.hpp>
 #include <qrita/detail/tables.hpp>
+
 #include <cstdint>
 
 namespace qrita {
@@ -59,7 +60,7 @@ KOKKOS_INLINE_FUNCTION float histogram_low(CallT const& call, Threshold const& t
   if (!th.valid() || !f.topk) return th.lo;
   const double share = (8.0 * double(f.k) + 2048.0) / double(call.prm.vocab);
   if (share >= 0.5) return th.lo;
-  double low = th.mean + double(sigma_topk(table_index(share))) * th.sigma;
+  double low           = th.mean + double(sigma_topk(table_index(share))) * th.sigma;
   const double deepest = double(th.t) - histogram_depth * th.sigma;
   if (low > deepest) low = deepest;
   const float lo = static_cast<float>(low);
@@ -67,7 +68,8 @@ KOKKOS_INLINE_FUNCTION float histogram_low(CallT const& call, Threshold const& t
 }
 
 template <class CallT>
-KOKKOS_INLINE_FUNCTION Threshold threshold(CallT const& call, typename CallT::member_type const& team,
+KOKKOS_INLINE_FUNCTION Threshold threshold(CallT const& call,
+                                           typename CallT::member_type const& team,
                                            const typename CallT::value_type* row,
                                            Filters const& f) {
   const float nan = bits_as_float(0x7FC00000u);

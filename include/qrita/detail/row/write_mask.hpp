@@ -5,8 +5,8 @@
 // The mask's write: the tie group's column bound, then -inf over every
 // entry the decision does not keep.
 
-#include <qrita/detail/row/state.hpp>
 #include <qrita/detail/resolve_ties.hpp>
+#include <qrita/detail/row/state.hpp>
 #include <qrita/detail/row_access.hpp>
 
 #include <climits>
@@ -30,8 +30,8 @@ KOKKOS_INLINE_FUNCTION std::uint32_t kept_of(CallT const& call, Boundary const& 
 // the whole row (a flat row without -inf or NaN), else -1: the write then
 // numbers the group by an ordered scan.
 template <class CallT>
-KOKKOS_INLINE_FUNCTION int tie_column(CallT const& call, typename CallT::member_type const& team, Decision const& d,
-                                      Candidates const& set) {
+KOKKOS_INLINE_FUNCTION int tie_column(CallT const& call, typename CallT::member_type const& team,
+                                      Decision const& d, Candidates const& set) {
   const std::uint32_t keep = kept_of(call, d.cut);
   if (keep >= d.cut.group) return INT_MAX;
   if (d.write == Write::row)
@@ -40,8 +40,9 @@ KOKKOS_INLINE_FUNCTION int tie_column(CallT const& call, typename CallT::member_
 }
 
 template <class CallT>
-KOKKOS_INLINE_FUNCTION void write_mask(CallT const& call, typename CallT::member_type const& team, typename CallT::value_type* row,
-                                       Decision const& d, RowScratch const& s) {
+KOKKOS_INLINE_FUNCTION void write_mask(CallT const& call, typename CallT::member_type const& team,
+                                       typename CallT::value_type* row, Decision const& d,
+                                       RowScratch const& s) {
   if (d.write == Write::none) return;
   const int bound = tie_column(call, team, d, s.set);
   if (d.write == Write::row)
