@@ -23,6 +23,7 @@
 #include <qrita/detail/compat.hpp>
 #include <qrita/detail/keys.hpp>
 #include <qrita/detail/philox.hpp>
+#include <qrita/detail/policy.hpp>
 #include <qrita/detail/pivot_search.hpp>
 #include <qrita/detail/resolve_ties.hpp>
 
@@ -32,8 +33,8 @@
 namespace qrita {
 namespace detail {
 
-// Kept entries a ranked draw takes: m x m comparisons on one team.
-constexpr int rank_draw_limit = 128;
+// Kept entries a ranked draw takes (Tuning::rank_draw_limit).
+constexpr int rank_draw_limit = Tuning::rank_draw_limit;
 // 32-bit words of scratch it needs: key, column, weight (two halves) of
 // each copy, and the drawn column.
 constexpr int rank_draw_scratch = 4 * rank_draw_limit + 1;

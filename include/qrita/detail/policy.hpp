@@ -92,8 +92,44 @@ inline std::int64_t resident_teams_per_multiprocessor(MultiprocessorLimits const
   return per < 1 ? 1 : per;
 }
 
+// The row decision's tuning, the same on every backend; every Policy
+// holds it. Each number trades a little work for fewer misses of a guess
+// that never costs exactness (a miss costs another read or search).
+struct Tuning {
+  // Sigma-truncation's sample (sample_threshold, sigma_truncate.hpp):
+  // sample_segments runs of segment_length entries spread over the row;
+  // runs keep reads coalesced, the spread keeps an ordered vocabulary's hot
+  // head from biasing mu and sigma.
+  static constexpr int sample_segments = 32;
+  static constexpr int segment_length  = 128;
+  // Sample entries a thread loads before it adds any: reads in flight.
+  static constexpr int sample_loads = 4;
+  // The paper's margin: the table's delta lowered by 20% of its magnitude.
+  static constexpr float sigma_margin = 0.2f;
+  // Share of the on-chip candidate buffer the threshold aims to fill: half
+  // leaves room for a row whose tail is heavier than the sample's.
+  static constexpr double threshold_fill = 0.5;
+  // The top-k histogram's low end (histogram_low, row/threshold.hpp): the
+  // bulk quantile that leaves histogram_entries_per_k * k +
+  // histogram_entries_extra entries above, so that a row whose k-th entry
+  // falls below t still finds it in the histogram, ...
+  static constexpr int histogram_entries_per_k = 8;
+  static constexpr int histogram_entries_extra = 2048;
+  // ... and at least histogram_depth sigmas below t: the table's bins are
+  // half a percent wide, so without it small k put the low end on t.
+  static constexpr double histogram_depth = 0.5;
+  // Kept entries a ranked draw takes (draw_ranked, draw.hpp): m x m
+  // comparisons on one team, cheaper than a search below this.
+  static constexpr int rank_draw_limit = 128;
+  // Teams that search a split deferred row's ahead set while its last team
+  // cuts the boundary's set (SplitKernel::ahead_helpers): the sampler's
+  // (which also bounds the kept weight) and the list's.
+  static constexpr int sampler_ahead_helpers = 2;
+  static constexpr int list_ahead_helpers    = 1;
+};
+
 template <class ExecutionSpace>
-struct Policy {
+struct Policy : Tuning {
   static constexpr bool runs_on_host =
       Kokkos::SpaceAccessibility<ExecutionSpace,
                                  Kokkos::HostSpace>::accessible;

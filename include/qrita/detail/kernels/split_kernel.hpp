@@ -1018,8 +1018,9 @@ struct SplitKernel {
 
   // Teams that search a deferred row's ahead set while its last team cuts
   // the boundary's set (a fused split_gather): the sampler's two, the
-  // list's one. The cut's chain then holds no search of the ahead set.
-  static constexpr int ahead_helpers = M == Mode::sample ? 2 : 1;
+  // list's one (Tuning). The cut's chain then holds no search of the ahead set.
+  static constexpr int ahead_helpers =
+      M == Mode::sample ? Tuning::sampler_ahead_helpers : Tuning::list_ahead_helpers;
 
   // Whether a deferred row's ahead set is searched by helpers; the same on
   // every team of the row (the same plan and state). The sampler's: top-p

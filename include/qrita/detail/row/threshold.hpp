@@ -22,15 +22,15 @@ namespace detail {
 // Top-k: the paper's quantile for k / V less its margin. Top-p alone: the
 // paper's delta_p less its margin; on a Gaussian bulk that gathers about a
 // fifth of the row, more than the buffer holds at LLM vocabularies. So t
-// is raised, where needed, to the bulk quantile that leaves about half the
-// on-chip buffer above it: real logits hold nearly all their softmax mass
+// is raised, where needed, to the bulk quantile that leaves about
+// Tuning::threshold_fill of the on-chip buffer above it: real logits hold nearly all their softmax mass
 // in a few hundred outliers, which such a t keeps (the hit test decides; a
 // miss costs one more read, never exactness). Top-k's t is raised the
 // same way, but never above its margin-free quantile.
 template <class CallT>
 KOKKOS_INLINE_FUNCTION float truncation_delta(CallT const& call, Filters const& f) {
   const double vocab = double(call.prm.vocab);
-  const float fit    = sigma_topk(table_index(0.5 * call.prm.capacity / vocab));
+  const float fit    = sigma_topk(table_index(Tuning::threshold_fill * call.prm.capacity / vocab));
   // A draw, min-p alone, or a list of a row without a filter: the
   // threshold that fits the buffer.
   if (f.draw || !(f.topk || f.topp)) return fit;
@@ -47,7 +47,7 @@ KOKKOS_INLINE_FUNCTION float truncation_delta(CallT const& call, Filters const& 
 // Low end of the histogram's range. Top-p: the sample's minimum (a wide
 // nucleus can end anywhere). Top-k (and top-k with top-p, whose boundary
 // lies above top-k's): where the bulk quantile leaves about 8k + 2048
-// entries above, and at least histogram_depth sigmas below t, so that
+// entries above, and at least histogram_depth sigmas below t (Tuning), so that
 // only the entries near t cost an atomic; a miss whose k-th entry lies
 // lower than that is searched whole. (Without the second bound, small k
 // put lo on t: the table's bins are half a percent wide, and t, which
@@ -58,10 +58,12 @@ template <class CallT>
 KOKKOS_INLINE_FUNCTION float histogram_low(CallT const& call, Threshold const& th,
                                            Filters const& f) {
   if (!th.valid() || !f.topk) return th.lo;
-  const double share = (8.0 * double(f.k) + 2048.0) / double(call.prm.vocab);
+  const double share = (double(Tuning::histogram_entries_per_k) * double(f.k) +
+                        double(Tuning::histogram_entries_extra)) /
+                       double(call.prm.vocab);
   if (share >= 0.5) return th.lo;
   double low           = th.mean + double(sigma_topk(table_index(share))) * th.sigma;
-  const double deepest = double(th.t) - histogram_depth * th.sigma;
+  const double deepest = double(th.t) - Tuning::histogram_depth * th.sigma;
   if (low > deepest) low = deepest;
   const float lo = static_cast<float>(low);
   return lo > th.lo && lo < th.t ? lo : th.lo;
@@ -75,9 +77,9 @@ KOKKOS_INLINE_FUNCTION Threshold threshold(CallT const& call,
   const float nan = bits_as_float(0x7FC00000u);
   if (!call.prm.truncation) return Threshold{nan, nan, 0.0, 0.0};
   // t just under a bounded row's maximum (sample_threshold) while the
-  // row holds at most half the on-chip buffer's entries at it.
+  // row holds at most threshold_fill of the on-chip buffer's entries at it.
   return sample_threshold(team, row, call.prm.vocab, truncation_delta(call, f),
-                          0.5 * double(call.prm.capacity));
+                          Tuning::threshold_fill * double(call.prm.capacity));
 }
 
 }  // namespace detail
