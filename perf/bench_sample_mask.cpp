@@ -80,8 +80,8 @@ std::uint64_t g_seed = 1234;
 // Options::teams_per_row of every qrita call (--teams-per-row=N; 0: the
 // backend decides).
 int g_teams_per_row = 0;
-// Batches of the GPU grid (--batches=1,64,256; empty: 1, 64 and 1024, the
-// 16-bit masks at 64 and 1024).
+// Batches of the GPU grid (--batches=1,64,256; empty: 1, 8, 64 and 1024,
+// the 16-bit masks at 64 and 1024).
 std::vector<std::int64_t> g_batches;
 
 // --- what a configuration is ------------------------------------------------
@@ -1290,7 +1290,7 @@ Grid make_grid(Suite suite) {
     // the bf16 mask at B 64 and 1024 (fp16 on serving and randn). Grouped by
     // (vocabulary, shape): each input is generated once.
     const std::vector<std::int64_t> b =
-        g_batches.empty() ? std::vector<std::int64_t>{1, 64, 1024} : g_batches;
+        g_batches.empty() ? std::vector<std::int64_t>{1, 8, 64, 1024} : g_batches;
     const std::vector<std::int64_t> b16 =
         g_batches.empty() ? std::vector<std::int64_t>{64, 1024} : g_batches;
     for (std::int64_t v : {std::int64_t(128256), std::int64_t(262144)}) {

@@ -17,6 +17,10 @@ Kinds (the KIND of each benchmark name KIND/SHAPE/MODE/V:<v>/B:<b>):
                the vLLM files are absent)
   torch-topk   torch.topk with the batch's largest k, then top-p on the k
                survivors (modes with a k only; out of place)
+  flashinfer-mask  FlashInfer's top-k mask,
+               flashinfer.sampling.top_k_mask_logits(logits, k) with a
+               per-row k tensor (the mode with a k and no p only; out of
+               place)
 
 Samplers (one token per row; the peers of qrita::sample_tokens, named like
 qrita_perf's qrita-sample benchmarks' cells):
@@ -51,8 +55,9 @@ The vLLM kinds need the files scripts/fetch-peers.sh extracts from the
 vllm 0.33.0 wheel into .peers/vllm_ops/, the FlashInfer kinds the extract of
 flashinfer-python it writes into .peers/flashinfer/ (never committed);
 without them they are left out and torch-sort is run instead of vllm-torch.
-Default kinds: vllm-triton, vllm-torch, torch-topk, flashinfer-sample,
-vllm-sample, vllm-sample-native (those whose files are there).
+Default kinds: vllm-triton, vllm-torch, torch-topk, flashinfer-mask,
+flashinfer-sample, vllm-sample, vllm-sample-native (those whose files are
+there).
 
 FlashInfer: .peers/flashinfer holds its sampling module's Python and CUDA
 sources (flashinfer-sampling.tgz), the apache-tvm-ffi wheel it runs on and,
@@ -115,7 +120,7 @@ import torch
 
 SHAPES = ["serving", "ordered", "randn", "uniform", "temp2", "serving-bf16", "flat"]
 VOCABS = [128256, 262144]
-BATCHES = [1, 64, 1024]
+BATCHES = [1, 8, 64, 1024]
 MODES = ["k10", "p0.7", "k50p0.9", "rand"]
 SAMPLERS = ["flashinfer-sample", "vllm-sample", "vllm-sample-native"]
 QRITA_KINDS = ["qrita-py-mask", "qrita-py-mask-graph", "qrita-py-sample", "qrita-py-list"]
@@ -713,9 +718,9 @@ def main():
     if args.kinds:
         kinds = args.kinds.split(",")
     elif vllm_triton:
-        kinds = ["vllm-triton", "vllm-torch", "torch-topk"] + SAMPLERS
+        kinds = ["vllm-triton", "vllm-torch", "torch-topk", "flashinfer-mask"] + SAMPLERS
     else:
-        kinds = ["torch-sort", "torch-topk", "flashinfer-sample"]
+        kinds = ["torch-sort", "torch-topk", "flashinfer-mask", "flashinfer-sample"]
     if not vllm_triton and any(k.startswith("vllm") for k in kinds):
         print(f"peers: vLLM kinds left out: {vllm_note}", file=sys.stderr)
         kinds = [k for k in kinds if not k.startswith("vllm")] or ["torch-sort", "torch-topk"]
@@ -723,11 +728,11 @@ def main():
         print("peers: vllm-sample-native left out: no .peers/vllm_ops/vllm_sampler.py", file=sys.stderr)
         kinds.remove("vllm-sample-native")
     flashinfer, fi_note = None, "not asked for"
-    if any(k in ("flashinfer-sample", "vllm-sample") for k in kinds):
+    if any(k in ("flashinfer-mask", "flashinfer-sample", "vllm-sample") for k in kinds):
         flashinfer, fi_note = load_flashinfer(args.flashinfer_dir, args.flashinfer_cache,
                                               allow_aot=not args.flashinfer_jit)
         print(f"peers: FlashInfer: {fi_note}", flush=True)
-        drop = ["flashinfer-sample", "vllm-sample"] if flashinfer is None else \
+        drop = ["flashinfer-mask", "flashinfer-sample", "vllm-sample"] if flashinfer is None else \
             ([] if "flashinfer_sample" in vllm_sampler else ["vllm-sample"])
         if drop and any(k in drop for k in kinds):
             print(f"peers: {', '.join(k for k in kinds if k in drop)} left out", file=sys.stderr)
@@ -783,6 +788,8 @@ def main():
                             continue
                         if kind == "torch-topk" and k is None:
                             continue
+                        if kind == "flashinfer-mask" and (k is None or p is not None):
+                            continue
                         sampler = kind in TOKEN_KINDS
                         if kind == "flashinfer-sample":
                             call = lambda: flashinfer.sampling.top_k_top_p_sampling_from_logits(
@@ -812,6 +819,8 @@ def main():
                                                      workspace=ws)
                         elif kind == "qrita-py-list":
                             call = lambda: qt.candidates(work, 64, k=k, p=p, workspace=ws)[0][:, 0]
+                        elif kind == "flashinfer-mask":
+                            call = lambda: flashinfer.sampling.top_k_mask_logits(work, k)
                         elif kind == "torch-topk":
                             k_max = int(k.max().item())
                             call = lambda: topk_mask(work, k, p, k_max)

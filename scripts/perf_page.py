@@ -48,7 +48,8 @@ MODE_TEXT = {"k10": "k=10", "p0.7": "p=0.7", "k50p0.9": "k=50 p=0.9", "rand": "p
 # Rows whose p = 0.7 kept set holds thousands to tens of thousands of entries.
 LARGE_NUCLEUS_SHAPES = ("randn", "uniform", "temp2", "ordered")
 MASK_PEERS = [("vllm-triton", "vLLM Triton"), ("vllm-torch", "vLLM sort"),
-              ("torch-sort", "PyTorch sort"), ("torch-topk", "torch.topk")]
+              ("torch-sort", "PyTorch sort"), ("torch-topk", "torch.topk"),
+              ("flashinfer-mask", "FlashInfer top-k mask")]
 ALWAYS_SHOWN = ("vllm-triton", "vllm-torch", "torch-topk")
 SAMPLER_PEERS = [("flashinfer-sample", "FlashInfer sampler"), ("vllm-sample", "vLLM sampler"),
                  ("vllm-sample-native", "vLLM native sampler")]
@@ -57,10 +58,12 @@ DASH = "—"
 
 # Targets.
 SAMPLE_OVER_MASK = 1.15
-LIST_OVER_MASK = 1.2
+LIST_OVER_MASK = 1.15
 BF16_OVER_FP32 = 0.6
-FLASHINFER_FROM_BATCH = 64
-B1_US = 30.0
+FLASHINFER_FROM_BATCH = 1
+SMALL_BATCH = 8  # batches up to this one: targets in us, not in copies
+SMALL_MASK_US = 15.0
+SMALL_DRAW_US = 18.0  # sample_tokens and candidate_list (C = 64)
 PY_ADDED_US = 5.0  # the Python op's time over the C++ call's, per call
 PY_GRAPH_ADDED_US = 2.0  # the same, replayed from a CUDA graph
 
@@ -68,8 +71,8 @@ PY_GRAPH_ADDED_US = 2.0  # the same, replayed from a CUDA graph
 def x_copy_target(shape, batch):
     if batch >= 1024:
         return 1.6 if shape == "serving" else 2.0
-    if batch >= 64:
-        return 4.0
+    if batch > SMALL_BATCH:
+        return 3.0
     return None
 
 
@@ -396,7 +399,7 @@ METHOD = """\
   `uniform`; `temp2`, serving at temperature 2; `serving-bf16`, serving rounded
   to bfloat16, with ties; `flat`, every entry equal) x four filters (k = 10; p =
   0.7; k = 50 with p = 0.9; per-row k in [1, 100) and p in [0.5, 1)) x V =
-  128256 and 262144 x B = 1, 64 and 1024, and temperature 0.7 with min-p 0.05, k
+  128256 and 262144 x B = 1, 8, 64 and 1024, and temperature 0.7 with min-p 0.05, k
   = 50, p = 0.9 on serving rows. [perf/README.md](../perf/README.md) describes
   the shapes and every benchmark.
 - **The floor**: each time is also given as a ratio to a read+write copy
@@ -526,8 +529,10 @@ def targets(results):
     more = ("more than two passes: a second read of the row and a search (large nuclei; uniform "
             "rows, where the sampled threshold misses)")
     reasons = {
-        1: "one row is latency-bound, not bandwidth-bound: two dependent reads of the row and "
-           "a search, on the few multiprocessors one row's teams use",
+        1: "a small batch leaves most multiprocessors idle, and a row's decision is a chain of "
+           "dependent team steps: the split row's scan and gather launches, then the boundary's "
+           "search and cut on the row's last team alone; a path that runs every pass of the "
+           "decision on all of a row's teams is not built",
         64: "two passes: each row is split across a few teams and decided in two dependent "
             "launches (scan, then gather) against a copy of tens of us; " + more,
         1024: "two passes move the copy's bytes, and the reads' per-entry work (histogram, "
@@ -537,9 +542,9 @@ def targets(results):
         group = [c for c in qcells if c[3] == batch]
         reason = reasons[min(reasons, key=lambda b: abs(b - batch))]
         if x_copy_target(group[0][0], batch) is None:
-            ok = [c for c in group if us_of(results, "qrita", c) <= B1_US]
+            ok = [c for c in group if us_of(results, "qrita", c) <= SMALL_MASK_US]
             miss_us = [us_of(results, "qrita", c) for c in group if c not in ok]
-            what = f"B = {batch}: <= {B1_US:.0f} us"
+            what = f"B = {batch}: <= {SMALL_MASK_US:.0f} us"
             detail = f"{minmax(miss_us, num)} us" if miss_us else ""
         else:
             ok = [c for c in group
@@ -582,6 +587,16 @@ def targets(results):
             reason = f"{reason}; {near}" if reason else near
         out.append(f"| {what} <= {bound}x the mask's time | {len(group) - len(missed)} of "
                    f"{len(group)} | " + (f"{detail}: {reason}" if detail else DASH) + " |")
+
+    # 3b. The sampler and the list in us at small batches.
+    for kind, what in (("qrita-sample", "`sample_tokens`"), ("qrita-cand64", "`candidate_list` (C = 64)")):
+        for batch in sorted({c[3] for c in cells_of(results, kind, ALL_MODES) if c[3] <= SMALL_BATCH}):
+            group = [c for c in cells_of(results, kind, ALL_MODES) if c[3] == batch]
+            miss_us = [us_of(results, kind, c) for c in group if us_of(results, kind, c) > SMALL_DRAW_US]
+            text = (f"{minmax(miss_us, num)} us: the mask's chain (above) and the kept set's "
+                    "weight before the draw or the list" if miss_us else DASH)
+            out.append(f"| {what} at B = {batch}: <= {SMALL_DRAW_US:.0f} us | "
+                       f"{len(group) - len(miss_us)} of {len(group)} | {text} |")
 
     # 4. The sampler against FlashInfer's.
     group = [c for c in cells_of(results, "flashinfer-sample")
