@@ -120,12 +120,12 @@ inline SplitLayout split_layout(LaunchPlan const& plan, SplitSizes const& split)
 struct LaunchArrangement {
   // Unsplit: at most one team per multiprocessor (a batch no larger than
   // the device's multiprocessors), so the kernel is launched under bounds
-  // that give a thread more registers (CUDA; Policy::alone_launch_bounds).
-  bool teams_alone = false;
+  // that give a thread more registers (CUDA; Policy::one_team_launch_bounds).
+  bool one_team_per_multiprocessor = false;
   // Split: the batch's split teams (batch x teams_per_row) no more than the
   // multiprocessors, so the split launches use bounds that give a thread
-  // more registers (CUDA; Policy::split_alone_launch_bounds).
-  bool split_alone = false;
+  // more registers (CUDA; Policy::split_one_team_launch_bounds).
+  bool split_one_team_per_multiprocessor = false;
   // Split: the sampler's and the list's rows with top-p sets wider than
   // the candidate tiers get their boundary planned by a launch of its own
   // (qrita::split_deferred_plan), where the split teams take more than
@@ -197,11 +197,11 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   if (league > batch) league = batch;
   plan.league_size = league < 1 ? 1 : league;
   // At most one team per multiprocessor (known on CUDA only), within the
-  // threads Policy::alone_launch_bounds allows.
+  // threads Policy::one_team_launch_bounds allows.
   const MultiprocessorLimits mp = multiprocessor_limits(space);
-  full.launch.teams_alone = mp.multiprocessors > 0 &&
-                            plan.league_size <= mp.multiprocessors &&
-                            plan.team_size <= P::team_size;
+  full.launch.one_team_per_multiprocessor = mp.multiprocessors > 0 &&
+                                            plan.league_size <= mp.multiprocessors &&
+                                            plan.team_size <= P::team_size;
 
   // The device tier: a slice of the workspace per team, never more than
   // the rest of a row.
@@ -219,10 +219,11 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   plan.teams_per_row   = full.split.teams_per_row;
   plan.split_team_size = full.split.team_size;
   // At most one split team per multiprocessor (known on CUDA only), within
-  // the threads Policy::split_alone_launch_bounds allows.
-  full.launch.split_alone = mp.multiprocessors > 0 && plan.teams_per_row > 1 &&
-                            batch * plan.teams_per_row <= mp.multiprocessors &&
-                            plan.split_team_size <= P::wide_batch_team_size;
+  // the threads Policy::split_one_team_launch_bounds allows.
+  full.launch.split_one_team_per_multiprocessor =
+      mp.multiprocessors > 0 && plan.teams_per_row > 1 &&
+      batch * plan.teams_per_row <= mp.multiprocessors &&
+      plan.split_team_size <= P::wide_batch_team_size;
   // A deferred row's boundary buckets are planned by a launch of their own
   // (one team per row) where the split teams take more than one wave
   // (more than SplitSizes::resident_teams): every team's
@@ -293,7 +294,7 @@ void with_bounds(bool alone, Run const& run) {
 }
 
 // An unsplit launch of `kernel` (a RowKernel): one team per row, its
-// teams persistent, under Policy::alone_launch_bounds where the plan's
+// teams persistent, under Policy::one_team_launch_bounds where the plan's
 // teams are alone on their multiprocessors (CUDA), else the kernels'
 // bounds. The two policies differ in their bounds only (the same team
 // member type), so the kernel is the same code compiled twice.
@@ -301,8 +302,8 @@ template <class ExecutionSpace, class Kernel>
 void launch_unsplit(const char* label, ExecutionSpace const& space, Kernel const& kernel,
                     LaunchPlan const& plan, LaunchArrangement const& arrangement) {
   using P = Policy<ExecutionSpace>;
-  with_bounds<typename P::alone_launch_bounds, typename P::launch_bounds>(
-      arrangement.teams_alone, [&](auto bounds) {
+  with_bounds<typename P::one_team_launch_bounds, typename P::launch_bounds>(
+      arrangement.one_team_per_multiprocessor, [&](auto bounds) {
         auto policy = light_weight(Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds)>(
             space, int(plan.league_size), plan.team_size));
         policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
@@ -354,7 +355,7 @@ void launch_split(ExecutionSpace const& space, RowKernel<ExecutionSpace, T, M> c
   const Split sk{kernel.call, ws, layout};
   static_assert(sizeof(Split) < 4096,
                 "qrita: the split kernel must fit in a kernel argument (4 KiB)");
-  // Every launch of the call under the same bounds: split_alone_launch_bounds
+  // Every launch of the call under the same bounds: split_one_team_launch_bounds
   // where the plan's split teams are alone on their multiprocessors (CUDA;
   // on other backends the two are the same type, one instantiation).
   using P = Policy<ExecutionSpace>;
@@ -362,8 +363,8 @@ void launch_split(ExecutionSpace const& space, RowKernel<ExecutionSpace, T, M> c
                        int league = 0) {
     using Tag       = decltype(tag);
     const int teams = league > 0 ? league : wide;
-    with_bounds<typename P::split_alone_launch_bounds, typename P::split_launch_bounds>(
-        full.launch.split_alone, [&](auto bounds) {
+    with_bounds<typename P::split_one_team_launch_bounds, typename P::split_launch_bounds>(
+        full.launch.split_one_team_per_multiprocessor, [&](auto bounds) {
           auto policy = light_weight(
               Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds), Tag>(space, teams, team));
           policy.set_scratch_size(0, Kokkos::PerTeam(scratch));

@@ -152,15 +152,16 @@ struct Policy : Tuning {
       runs_on_host, Kokkos::LaunchBounds<>, Kokkos::LaunchBounds<1024, 1>>::type;
 
   // Unsplit launches whose teams are alone on their multiprocessors
-  // (LaunchArrangement::teams_alone: a batch no larger than the multiprocessors,
+  // (LaunchArrangement::one_team_per_multiprocessor: a batch no larger than the multiprocessors,
   // one team_size team per row), on CUDA: one team of up to team_size
   // threads per multiprocessor, which leaves 128 registers a thread
   // (ptxas takes 126-128) against the cap's 64: such a team is alone on
   // its multiprocessor anyway, so the cap would only cost spills.
   // Elsewhere launch_bounds.
-  static constexpr bool alone_bounds_own = IsCuda<ExecutionSpace>::value;
-  using alone_launch_bounds = typename std::conditional<
-      alone_bounds_own, Kokkos::LaunchBounds<unsigned(team_size), 1>, launch_bounds>::type;
+  static constexpr bool one_team_bounds_own = IsCuda<ExecutionSpace>::value;
+  using one_team_launch_bounds =
+      typename std::conditional<one_team_bounds_own, Kokkos::LaunchBounds<unsigned(team_size), 1>,
+                                launch_bounds>::type;
 
   // The split launches (split_kernel.hpp, small batches) on CUDA: teams of
   // wide_batch_team_size = 256 threads, three per multiprocessor, which
@@ -180,15 +181,16 @@ struct Policy : Tuning {
                            unsigned(split_teams_per_multiprocessor)>,
       launch_bounds>::type;
   // Split launches whose teams are alone on their multiprocessors
-  // (LaunchArrangement::split_alone: the batch's split teams no more than the
+  // (LaunchArrangement::split_one_team_per_multiprocessor: the batch's split teams no more than the
   // multiprocessors, e.g. batch 1), on CUDA: one team of
   // wide_batch_team_size threads per multiprocessor, which leaves up to
   // 255 registers a thread (ptxas takes 130-138 on split_scan). The
   // deciding team's chain and every team's sample and read spill less.
   // Elsewhere split_launch_bounds.
-  using split_alone_launch_bounds = typename std::conditional<
-      split_bounds_own, Kokkos::LaunchBounds<unsigned(wide_batch_team_size), 1>,
-      split_launch_bounds>::type;
+  using split_one_team_launch_bounds =
+      typename std::conditional<split_bounds_own,
+                                Kokkos::LaunchBounds<unsigned(wide_batch_team_size), 1>,
+                                split_launch_bounds>::type;
 
   // Candidates a team gathers on chip (level-0 scratch; the launch clamps
   // this to what the backend allows and to the vocabulary). The paper
