@@ -400,7 +400,7 @@ METHOD = """\
   `uniform`; `temp2`, serving at temperature 2; `serving-bf16`, serving rounded
   to bfloat16, with ties; `flat`, every entry equal) x four filters (k = 10; p =
   0.7; k = 50 with p = 0.9; per-row k in [1, 100) and p in [0.5, 1)) x V =
-  128256 and 262144 x B = 1, 8, 64 and 1024, and temperature 0.7 with min-p 0.05, k
+  128256 and 262144 x B = GRID_BATCHES, and temperature 0.7 with min-p 0.05, k
   = 50, p = 0.9 on serving rows. [perf/README.md](../perf/README.md) describes
   the shapes and every benchmark.
 - **The floor**: each time is also given as a ratio to a read+write copy
@@ -733,7 +733,10 @@ def page(data_dir, out_path, argv_dir):
               "Google Benchmark makes in 0.05 s" if load.event_medians else
               "the host clock between two device fences around each call, averaged over the "
               "calls Google Benchmark makes in 0.05 s")
-    lines += unwrap(METHOD.replace("TIMING_QRITA", timing)) + [""]
+    batches = sorted({b for (k, s, m, v, b) in results if k == "qrita"})
+    batch_text = ", ".join(str(b) for b in batches[:-1]) + f" and {batches[-1]}" \
+        if len(batches) > 1 else str(batches[0])
+    lines += unwrap(METHOD.replace("TIMING_QRITA", timing).replace("GRID_BATCHES", batch_text)) + [""]
     lines += sampler_table(results)
     lines += python_table(results)
     lines += targets(results)
