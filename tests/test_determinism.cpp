@@ -89,7 +89,7 @@ TYPED_TEST(Determinism, SameRowSameOutputAnywhere) {
   qrita::Options other;
   const int widest = qrita::detail::floor_power_of_two(
       int(Kokkos::TeamPolicy<TypeParam>(TypeParam(), 1, 1)
-              .team_size_max(qrita::detail::MaskKernel<TypeParam>{},
+              .team_size_max(qrita::detail::RowKernel<TypeParam>{},
                              Kokkos::ParallelForTag())));
   other.team_size = qrita::detail::Policy<TypeParam>::team_size == 1 ? widest : 1;
   other.max_teams = 3;

@@ -4,7 +4,7 @@
 
 #include "support.hpp"
 
-#include <qrita/detail/mask_kernel.hpp>
+#include <qrita/detail/kernels/row_kernel.hpp>
 
 #include <algorithm>
 #include <random>

@@ -478,7 +478,7 @@ TYPED_TEST(Sampling, Case32_TokensAndListsAreBatchInvariant) {
   // compute-sanitizer, the default launch and split rows only.
   const int widest = qrita::detail::floor_power_of_two(
       int(Kokkos::TeamPolicy<TypeParam>(TypeParam(), 1, 1)
-              .team_size_max(qrita::detail::MaskKernel<TypeParam>{}, Kokkos::ParallelForTag())));
+              .team_size_max(qrita::detail::RowKernel<TypeParam>{}, Kokkos::ParallelForTag())));
   std::vector<std::pair<std::string, qrita::Options>> configs;
   configs.emplace_back("default", qrita::Options{});
   if (!qtest::under_tool()) {
@@ -607,7 +607,7 @@ TYPED_TEST(Sampling, SeedsAndOffsetsChangeTheDraw) {
 // temperature-2 rows: nuclei of thousands of entries). With a workspace the
 // sampler and the list defer such rows to their second kernel, which cuts
 // them on the top-p boundary's buckets and reads the buckets holding the
-// draw's target or the list's first C entries (MaskKernel's Deferred:
+// draw's target or the list's first C entries (RowKernel's Deferred:
 // draw_partial, list_partial; with room in the tier, the list gathers
 // its buckets in the boundary's read: list_with_cut); without one,
 // or when those checks fail, the

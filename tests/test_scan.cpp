@@ -28,7 +28,7 @@
 #include "support.hpp"
 #include "support_sampling.hpp"
 
-#include <qrita/detail/mask_kernel.hpp>
+#include <qrita/detail/kernels/row_kernel.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -309,9 +309,9 @@ void search_below_holds() {
           const Source src{vals.data(), n, nullptr, 0};
           weight_type below = 0;
           const Boundary b =
-              by_mass ? pivot_search_either(binary, team, src, mass, floor, copies, target, lo, hi,
+              by_mass ? pivot_search_by_kind(binary, team, src, mass, floor, copies, target, lo, hi,
                                             &below)
-                      : pivot_search_either(binary, team, src, CountMeasure{}, floor, copies,
+                      : pivot_search_by_kind(binary, team, src, CountMeasure{}, floor, copies,
                                             target, lo, hi, &below);
           Kokkos::single(Kokkos::PerTeam(team), [&]() {
             out()       = b;

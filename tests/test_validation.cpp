@@ -348,7 +348,7 @@ TYPED_TEST(Validation, SplitTeamsFitOneWave) {
 
 TYPED_TEST(Validation, TeamsAloneOnlyWhereOnePerMultiprocessor) {
   // On CUDA an unsplit call with at most one team per multiprocessor is
-  // launched under Policy::alone_launch_bounds (more registers a thread),
+  // launched under Policy::one_team_launch_bounds (more registers a thread),
   // and only with teams those bounds allow; elsewhere never. The bounds do
   // not change the answer: 1024-thread teams (under the kernels' bounds)
   // mask the same entries, and both agree with the oracle.
@@ -358,12 +358,13 @@ TYPED_TEST(Validation, TeamsAloneOnlyWhereOnePerMultiprocessor) {
   unsplit.teams_per_row = 1;
   const qrita::detail::FullPlan small = full_plan(space, this->batch, this->vocab, unsplit);
   const qrita::detail::FullPlan wide  = full_plan(space, 1 << 20, this->vocab, unsplit);
-  EXPECT_FALSE(wide.launch.teams_alone);
-  EXPECT_EQ(small.launch.teams_alone, P::alone_bounds_own) << small.plan.league_size;
-  if (!P::alone_bounds_own) return;
+  EXPECT_FALSE(wide.launch.one_team_per_multiprocessor);
+  EXPECT_EQ(small.launch.one_team_per_multiprocessor, P::one_team_bounds_own)
+      << small.plan.league_size;
+  if (!P::one_team_bounds_own) return;
   qrita::Options big = unsplit;
   big.team_size      = 1024;
-  EXPECT_FALSE(full_plan(space, this->batch, this->vocab, big).launch.teams_alone);
+  EXPECT_FALSE(full_plan(space, this->batch, this->vocab, big).launch.one_team_per_multiprocessor);
   const std::vector<float> alone  = this->masked(space, unsplit);
   const std::vector<float> capped = this->masked(space, big);
   EXPECT_EQ(alone, capped);
@@ -372,7 +373,7 @@ TYPED_TEST(Validation, TeamsAloneOnlyWhereOnePerMultiprocessor) {
 TYPED_TEST(Validation, SplitTeamsAloneOnlyWhereOnePerMultiprocessor) {
   // On CUDA a split call whose teams are no more than the multiprocessors
   // (batch x teams_per_row) is launched under
-  // Policy::split_alone_launch_bounds (more registers a thread); with more
+  // Policy::split_one_team_launch_bounds (more registers a thread); with more
   // teams, or on other backends, under split_launch_bounds. The bounds do
   // not change the answer: both calls mask the oracle's entries, and the
   // same ones.
@@ -384,12 +385,11 @@ TYPED_TEST(Validation, SplitTeamsAloneOnlyWhereOnePerMultiprocessor) {
   many.teams_per_row = 400;  // 2400 teams: more than any device's multiprocessors
   const qrita::detail::FullPlan few_plan  = full_plan(space, this->batch, this->vocab, few);
   const qrita::detail::FullPlan many_plan = full_plan(space, this->batch, this->vocab, many);
-  EXPECT_FALSE(many_plan.launch.split_alone);
+  EXPECT_FALSE(many_plan.launch.split_one_team_per_multiprocessor);
   const bool fits = few_plan.plan.teams_per_row > 1 &&
                     std::int64_t(this->batch) * few_plan.plan.teams_per_row <= multiprocessors;
-  EXPECT_EQ(few_plan.launch.split_alone, P::split_bounds_own && fits)
-      << few_plan.plan.teams_per_row << " teams per row, " << multiprocessors
-      << " multiprocessors";
+  EXPECT_EQ(few_plan.launch.split_one_team_per_multiprocessor, P::split_bounds_own && fits)
+      << few_plan.plan.teams_per_row << " teams per row, " << multiprocessors << " multiprocessors";
   if (!P::split_bounds_own) return;
   ASSERT_GT(many_plan.plan.teams_per_row, 1);
   const qrita::Workspace<TypeParam> few_ws(space, this->batch, this->vocab, few);
@@ -407,7 +407,7 @@ TEST(Policy, ResidentTeamsFollowTheMultiprocessorsLimits) {
   using qrita::detail::MultiprocessorLimits;
   using qrita::detail::resident_teams_per_multiprocessor;
   const std::size_t scratch =
-      qrita::detail::MaskKernel<Kokkos::DefaultHostExecutionSpace>::scratch_bytes(
+      qrita::detail::RowKernel<Kokkos::DefaultHostExecutionSpace>::scratch_bytes(
           4096, 2048);
   EXPECT_GT(scratch, std::size_t(40) * 1024);
   EXPECT_LT(scratch, std::size_t(48) * 1024);

@@ -209,7 +209,7 @@ struct WeightBounds {
 // (WeightBounds) are integers: the sums stay exact and below 2^62.
 //
 // Two scans, each with a loop of bounds: inlined where the caller has room
-// (MaskKernel::inline_topp), else called out of line (topp_range below).
+// (RowCall::inline_topp), else called out of line (topp_range below).
 template <class Member>
 KOKKOS_INLINE_FUNCTION BucketRange topp_range_inline(Member const& team,
                                                      const std::uint32_t* hist,
@@ -445,7 +445,7 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
 // into `set2`, and sums the exact weights of every candidate, of those
 // above r and of those above r2. The list's second kernel gathers the
 // top-p boundary's buckets and those of its first C entries in it
-// (MaskKernel::list_with_cut); the split path's deferred rows, those and
+// (list_with_cut, row/list.hpp); the split path's deferred rows, those and
 // the draw's target's buckets (SplitKernel::deferred_gather).
 template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(

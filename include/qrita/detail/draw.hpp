@@ -3,7 +3,7 @@
 #define QRITA_DETAIL_DRAW_HPP
 
 // sample_tokens on a small kept set: the draw by ranking instead of by the
-// pivot search (MaskKernel::write_token).
+// pivot search (write_token, row/token.hpp).
 //
 // The kept entries of `cut` (keys above it, and the first cut.keep of its
 // group by column), all of them in the set, are copied with their weights
@@ -23,6 +23,7 @@
 #include <qrita/detail/compat.hpp>
 #include <qrita/detail/keys.hpp>
 #include <qrita/detail/philox.hpp>
+#include <qrita/detail/policy.hpp>
 #include <qrita/detail/pivot_search.hpp>
 #include <qrita/detail/resolve_ties.hpp>
 
@@ -32,8 +33,8 @@
 namespace qrita {
 namespace detail {
 
-// Kept entries a ranked draw takes: m x m comparisons on one team.
-constexpr int rank_draw_limit = 128;
+// Kept entries a ranked draw takes (Tuning::rank_draw_limit).
+constexpr int rank_draw_limit = Tuning::rank_draw_limit;
 // 32-bit words of scratch it needs: key, column, weight (two halves) of
 // each copy, and the drawn column.
 constexpr int rank_draw_scratch = 4 * rank_draw_limit + 1;
@@ -102,7 +103,7 @@ KOKKOS_INLINE_FUNCTION bool draw_ranked(Member const& team, Candidates const& se
   return true;
 }
 
-// The same, not inlined (CUDA; see MaskKernel::write_token): inlined into
+// The same, not inlined (CUDA; see write_token): inlined into
 // the split launch's first kernel, it made nvcc keep that kernel's body out
 // of line with a copy of the functor in local memory (fp16 sampler, sm_90).
 template <class Member>

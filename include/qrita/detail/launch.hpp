@@ -7,9 +7,9 @@
 // plan, and the launch. Views are reduced to pointers and strides here, so
 // the kernel is instantiated once per execution space.
 
-#include <qrita/detail/mask_kernel.hpp>
+#include <qrita/detail/kernels/row_kernel.hpp>
+#include <qrita/detail/kernels/split_kernel.hpp>
 #include <qrita/detail/policy.hpp>
-#include <qrita/detail/split_kernel.hpp>
 #include <qrita/options.hpp>
 
 #include <climits>
@@ -120,12 +120,12 @@ inline SplitLayout split_layout(LaunchPlan const& plan, SplitSizes const& split)
 struct LaunchArrangement {
   // Unsplit: at most one team per multiprocessor (a batch no larger than
   // the device's multiprocessors), so the kernel is launched under bounds
-  // that give a thread more registers (CUDA; Policy::alone_launch_bounds).
-  bool teams_alone = false;
+  // that give a thread more registers (CUDA; Policy::one_team_launch_bounds).
+  bool one_team_per_multiprocessor = false;
   // Split: the batch's split teams (batch x teams_per_row) no more than the
   // multiprocessors, so the split launches use bounds that give a thread
-  // more registers (CUDA; Policy::split_alone_launch_bounds).
-  bool split_alone = false;
+  // more registers (CUDA; Policy::split_one_team_launch_bounds).
+  bool split_one_team_per_multiprocessor = false;
   // Split: the sampler's and the list's rows with top-p sets wider than
   // the candidate tiers get their boundary planned by a launch of its own
   // (qrita::split_deferred_plan), where the split teams take more than
@@ -152,7 +152,7 @@ struct FullPlan {
 template <class ExecutionSpace>
 FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int64_t batch,
                         std::int64_t vocab, Options const& opts) {
-  using Kernel = MaskKernel<ExecutionSpace>;
+  using Kernel = RowKernel<ExecutionSpace>;
   using P      = Policy<ExecutionSpace>;
   FullPlan full;
   LaunchPlan& plan = full.plan;
@@ -169,8 +169,8 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   if (capacity > vocab) capacity = vocab;
   const std::size_t fixed = Kernel::scratch_bytes(0, plan.histogram_buckets);
   const std::size_t room  = max_scratch > fixed + 64 ? max_scratch - fixed - 64 : 0;
-  if (std::size_t(capacity) * Kernel::bytes_per_candidate > room)
-    capacity = std::int64_t(room / Kernel::bytes_per_candidate);
+  if (std::size_t(capacity) * Kernel::Call::bytes_per_candidate > room)
+    capacity = std::int64_t(room / Kernel::Call::bytes_per_candidate);
   plan.candidate_capacity = int(capacity);
   plan.team_scratch_bytes =
       Kernel::scratch_bytes(plan.candidate_capacity, plan.histogram_buckets);
@@ -197,11 +197,11 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   if (league > batch) league = batch;
   plan.league_size = league < 1 ? 1 : league;
   // At most one team per multiprocessor (known on CUDA only), within the
-  // threads Policy::alone_launch_bounds allows.
+  // threads Policy::one_team_launch_bounds allows.
   const MultiprocessorLimits mp = multiprocessor_limits(space);
-  full.launch.teams_alone = mp.multiprocessors > 0 &&
-                            plan.league_size <= mp.multiprocessors &&
-                            plan.team_size <= P::team_size;
+  full.launch.one_team_per_multiprocessor = mp.multiprocessors > 0 &&
+                                            plan.league_size <= mp.multiprocessors &&
+                                            plan.team_size <= P::team_size;
 
   // The device tier: a slice of the workspace per team, never more than
   // the rest of a row.
@@ -210,7 +210,7 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   if (tier < 0) tier = 0;
   plan.tier_capacity = int(tier);
   plan.workspace_bytes = std::size_t(plan.league_size) * std::size_t(tier) *
-                         Kernel::bytes_per_candidate;
+                         Kernel::Call::bytes_per_candidate;
 
   // Small batches: rows split across teams (split_kernel.hpp). The
   // workspace holds the split state of every batch up to this one, so its
@@ -219,10 +219,11 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   plan.teams_per_row   = full.split.teams_per_row;
   plan.split_team_size = full.split.team_size;
   // At most one split team per multiprocessor (known on CUDA only), within
-  // the threads Policy::split_alone_launch_bounds allows.
-  full.launch.split_alone = mp.multiprocessors > 0 && plan.teams_per_row > 1 &&
-                            batch * plan.teams_per_row <= mp.multiprocessors &&
-                            plan.split_team_size <= P::wide_batch_team_size;
+  // the threads Policy::split_one_team_launch_bounds allows.
+  full.launch.split_one_team_per_multiprocessor =
+      mp.multiprocessors > 0 && plan.teams_per_row > 1 &&
+      batch * plan.teams_per_row <= mp.multiprocessors &&
+      plan.split_team_size <= P::wide_batch_team_size;
   // A deferred row's boundary buckets are planned by a launch of their own
   // (one team per row) where the split teams take more than one wave
   // (more than SplitSizes::resident_teams): every team's
@@ -240,7 +241,7 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
   if (full.split.rows > 0)
     plan.workspace_bytes = split_layout(plan, full.split).bytes;
   // A record per row at the end, 16-byte aligned: the sampler's and the
-  // list's deferred rows (MaskKernel::defer; a byte, the flag, without a
+  // list's deferred rows (defer, row/deferred.hpp; a byte, the flag, without a
   // histogram).
   const std::size_t record = deferred_record_bytes(plan.histogram_buckets);
   if (record > 1) plan.workspace_bytes = (plan.workspace_bytes + 15) / 16 * 16;
@@ -292,8 +293,8 @@ void with_bounds(bool alone, Run const& run) {
   run(Usual{});
 }
 
-// An unsplit launch of `kernel` (a MaskKernel): one team per row, its
-// teams persistent, under Policy::alone_launch_bounds where the plan's
+// An unsplit launch of `kernel` (a RowKernel): one team per row, its
+// teams persistent, under Policy::one_team_launch_bounds where the plan's
 // teams are alone on their multiprocessors (CUDA), else the kernels'
 // bounds. The two policies differ in their bounds only (the same team
 // member type), so the kernel is the same code compiled twice.
@@ -301,8 +302,8 @@ template <class ExecutionSpace, class Kernel>
 void launch_unsplit(const char* label, ExecutionSpace const& space, Kernel const& kernel,
                     LaunchPlan const& plan, LaunchArrangement const& arrangement) {
   using P = Policy<ExecutionSpace>;
-  with_bounds<typename P::alone_launch_bounds, typename P::launch_bounds>(
-      arrangement.teams_alone, [&](auto bounds) {
+  with_bounds<typename P::one_team_launch_bounds, typename P::launch_bounds>(
+      arrangement.one_team_per_multiprocessor, [&](auto bounds) {
         auto policy = light_weight(Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds)>(
             space, int(plan.league_size), plan.team_size));
         policy.set_scratch_size(0, Kokkos::PerTeam(int(plan.team_scratch_bytes)));
@@ -310,7 +311,7 @@ void launch_unsplit(const char* label, ExecutionSpace const& space, Kernel const
       });
 }
 
-// The sampler's and the list's second kernel (MaskKernel's Deferred): the
+// The sampler's and the list's second kernel (RowKernel's Deferred): the
 // rows the first deferred, one team each (unsplit calls; a split call has
 // its own launches, launch_split). A call that can defer rows (see
 // launch) always launches it, since whether a row was deferred is
@@ -318,12 +319,12 @@ void launch_unsplit(const char* label, ExecutionSpace const& space, Kernel const
 // reading their rows' flags.
 template <class ExecutionSpace, class T, Mode M>
 void launch_deferred(ExecutionSpace const& space,
-                     MaskKernel<ExecutionSpace, T, M> const& kernel,
+                     RowKernel<ExecutionSpace, T, M> const& kernel,
                      LaunchPlan const& plan, LaunchArrangement const& arrangement) {
   if constexpr (M != Mode::mask) {
-    using Second = MaskKernel<ExecutionSpace, T, M, false, true>;
-    if (kernel.prm.deferred_end == nullptr) return;
-    const Second second = Second::from(kernel);
+    using Second = RowKernel<ExecutionSpace, T, M, false, true>;
+    if (kernel.call.prm.deferred_end == nullptr) return;
+    const Second second{Second::Call::from(kernel.call)};
     launch_unsplit(M == Mode::sample ? "qrita::sample_tokens_deferred"
                                      : "qrita::candidate_list_deferred",
                    space, second, plan, arrangement);
@@ -338,23 +339,23 @@ void launch_deferred(ExecutionSpace const& space,
 // LaunchArrangement::split_plans_apart, gather (the Deferred variant, which also
 // gathers the deferred rows' boundary) and finish.
 template <class ExecutionSpace, class T, Mode M>
-void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> const& kernel,
+void launch_split(ExecutionSpace const& space, RowKernel<ExecutionSpace, T, M> const& kernel,
                   FullPlan const& full, char* ws) {
   using Split = SplitKernel<ExecutionSpace, T, M>;
   LaunchPlan const& plan = full.plan;
   SplitLayout layout = split_layout(plan, full.split);
   const int S       = plan.teams_per_row;
-  const int wide    = int(kernel.prm.batch) * S;
+  const int wide    = int(kernel.call.prm.batch) * S;
   const int team    = plan.split_team_size;
   layout.plan_apart = full.launch.split_plans_apart;
   // split_deferred_finish's work in split_gather where every split team is
   // resident at once (LaunchArrangement::split_finish_in_gather).
   layout.fused_finish =
-      full.launch.split_finish_in_gather && kernel.prm.deferred_end != nullptr;
-  const Split sk{kernel, ws, layout};
+      full.launch.split_finish_in_gather && kernel.call.prm.deferred_end != nullptr;
+  const Split sk{kernel.call, ws, layout};
   static_assert(sizeof(Split) < 4096,
                 "qrita: the split kernel must fit in a kernel argument (4 KiB)");
-  // Every launch of the call under the same bounds: split_alone_launch_bounds
+  // Every launch of the call under the same bounds: split_one_team_launch_bounds
   // where the plan's split teams are alone on their multiprocessors (CUDA;
   // on other backends the two are the same type, one instantiation).
   using P = Policy<ExecutionSpace>;
@@ -362,27 +363,27 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
                        int league = 0) {
     using Tag       = decltype(tag);
     const int teams = league > 0 ? league : wide;
-    with_bounds<typename P::split_alone_launch_bounds, typename P::split_launch_bounds>(
-        full.launch.split_alone, [&](auto bounds) {
+    with_bounds<typename P::split_one_team_launch_bounds, typename P::split_launch_bounds>(
+        full.launch.split_one_team_per_multiprocessor, [&](auto bounds) {
           auto policy = light_weight(
               Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds), Tag>(space, teams, team));
           policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
           Kokkos::parallel_for(label, policy, functor);
         });
   };
-  // split_scan's scratch holds the same views as MaskKernel's (histogram,
+  // split_scan's scratch holds the same views as RowKernel's (histogram,
   // two ints, the on-chip candidates): the same size, within the limit.
   run("qrita::split_scan", sk, SplitScan{}, int(plan.team_scratch_bytes));
   if constexpr (M != Mode::mask) {
-    if (kernel.prm.deferred_end != nullptr) {
+    if (kernel.call.prm.deferred_end != nullptr) {
       // Rows may defer: split_gather's Deferred variant gathers both the
       // missed rows' buckets and the deferred rows' boundary buckets.
       using Deferred = SplitKernel<ExecutionSpace, T, M, true>;
       static_assert(sizeof(Deferred) < 4096,
                     "qrita: the split kernel must fit in a kernel argument (4 KiB)");
-      const Deferred dk{Deferred::Kernel::from(kernel), ws, layout};
+      const Deferred dk{Deferred::Call::from(kernel.call), ws, layout};
       if (layout.plan_apart)
-        run("qrita::split_deferred_plan", dk, SplitDeferredPlan{}, 64, int(kernel.prm.batch));
+        run("qrita::split_deferred_plan", dk, SplitDeferredPlan{}, 64, int(kernel.call.prm.batch));
       run("qrita::split_gather", dk, SplitGather{}, 64);
       if (!layout.fused_finish)
         run("qrita::split_deferred_finish", dk, SplitDeferredFinish{}, 64);
@@ -400,7 +401,7 @@ void launch_split(ExecutionSpace const& space, MaskKernel<ExecutionSpace, T, M> 
 template <Mode M, class ExecutionSpace, class T>
 void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
             Options const& opts, WorkspaceMemory const& ws) {
-  using Kernel = MaskKernel<ExecutionSpace, T, M>;
+  using Kernel = RowKernel<ExecutionSpace, T, M>;
   if (call.batch == 0 || call.vocab == 0) return;
   LaunchPlan& plan = full.plan;
   if (!ws.given) {
@@ -416,8 +417,8 @@ void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
                      "for at least this batch and vocab)");
   }
 
-  Kernel kernel{call.logits, call.io, KernelParams{}};
-  KernelParams& prm = kernel.prm;
+  Kernel kernel{{call.logits, call.io, KernelParams{}}};
+  KernelParams& prm = kernel.call.prm;
   prm.batch         = call.batch;
   prm.vocab         = call.vocab;
   prm.row_stride    = call.row_stride;
@@ -436,7 +437,7 @@ void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
     prm.tier_columns = reinterpret_cast<int*>(static_cast<char*>(ws.data) + n * sizeof(float));
   }
   // The sampler's and the list's deferred rows: only top-p rows whose
-  // truncation missed can be deferred (MaskKernel::plan_buckets), so a call
+  // truncation missed can be deferred (plan_buckets, row/boundary.hpp), so a call
   // without p values, without truncation or without a histogram has no
   // second kernel to launch.
   if (M != Mode::mask && ws.given && ws.bytes > 0 && call.io.p != nullptr &&
@@ -457,11 +458,11 @@ void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
   // policy says so (Policy::sampler_search_out_of_line, which gives the
   // reason); the mask's, the list's and the split kernels inline it.
   using Unsplit =
-      MaskKernel<ExecutionSpace, T, M,
+      RowKernel<ExecutionSpace, T, M,
                  M == Mode::sample && Policy<ExecutionSpace>::sampler_search_out_of_line>;
   // Its first kernel leaves every top-p miss to the second (launch_deferred).
-  kernel.prm.defer_misses = kernel.prm.deferred_end != nullptr;
-  const Unsplit unsplit = Unsplit::from(kernel);
+  kernel.call.prm.defer_misses = kernel.call.prm.deferred_end != nullptr;
+  const Unsplit unsplit{Unsplit::Call::from(kernel.call)};
   static_assert(sizeof(Unsplit) < 4096,
                 "qrita: the kernel must fit in a kernel argument (4 KiB)");
   launch_unsplit(call_name<M>(), space, unsplit, plan, full.launch);

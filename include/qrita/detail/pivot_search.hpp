@@ -207,7 +207,7 @@ KOKKOS_INLINE_FUNCTION Boundary pivot_search(Member const& team,
 // that inlines the search gets the same code as if it had written the
 // branch itself.
 template <class Member, class Src, class Measure>
-KOKKOS_FORCEINLINE_FUNCTION Boundary pivot_search_either(
+KOKKOS_FORCEINLINE_FUNCTION Boundary pivot_search_by_kind(
     bool binary, Member const& team, Src const& src, Measure const& measure,
     key_type floor, std::uint32_t boundary_count, weight_type target, key_type lo,
     key_type hi, weight_type* below = nullptr) {
@@ -219,7 +219,7 @@ KOKKOS_FORCEINLINE_FUNCTION Boundary pivot_search_either(
 
 // The same, kept out of line: one copy per search set and measure instead
 // of one at each of a kernel's dozen call sites. The sampler's unsplit
-// kernel on CUDA calls this one (MaskKernel's OutOfLineSearch,
+// kernel on CUDA calls this one (RowCall's OutOfLineSearch,
 // Policy::sampler_search_out_of_line); the other kernels inline it. A free
 // function, it takes only what it uses: an out-of-line member call on the
 // kernel argument would copy the whole functor to local memory
@@ -229,7 +229,7 @@ KOKKOS_FUNCTION QRITA_NOINLINE Boundary pivot_search_out_of_line(
     bool binary, Member const& team, Src const& src, Measure const& measure,
     key_type floor, std::uint32_t boundary_count, weight_type target, key_type lo,
     key_type hi, weight_type* below = nullptr) {
-  return pivot_search_either(binary, team, src, measure, floor, boundary_count,
+  return pivot_search_by_kind(binary, team, src, measure, floor, boundary_count,
                              target, lo, hi, below);
 }
 

@@ -92,8 +92,44 @@ inline std::int64_t resident_teams_per_multiprocessor(MultiprocessorLimits const
   return per < 1 ? 1 : per;
 }
 
+// The row decision's tuning, the same on every backend; every Policy
+// holds it. Each number trades a little work for fewer misses of a guess
+// that never costs exactness (a miss costs another read or search).
+struct Tuning {
+  // Sigma-truncation's sample (sample_threshold, sigma_truncate.hpp):
+  // sample_segments runs of segment_length entries spread over the row;
+  // runs keep reads coalesced, the spread keeps an ordered vocabulary's hot
+  // head from biasing mu and sigma.
+  static constexpr int sample_segments = 32;
+  static constexpr int segment_length  = 128;
+  // Sample entries a thread loads before it adds any: reads in flight.
+  static constexpr int sample_loads = 4;
+  // The paper's margin: the table's delta lowered by 20% of its magnitude.
+  static constexpr float sigma_margin = 0.2f;
+  // Share of the on-chip candidate buffer the threshold aims to fill: half
+  // leaves room for a row whose tail is heavier than the sample's.
+  static constexpr double threshold_fill = 0.5;
+  // The top-k histogram's low end (histogram_low, row/threshold.hpp): the
+  // bulk quantile that leaves histogram_entries_per_k * k +
+  // histogram_entries_extra entries above, so that a row whose k-th entry
+  // falls below t still finds it in the histogram, ...
+  static constexpr int histogram_entries_per_k = 8;
+  static constexpr int histogram_entries_extra = 2048;
+  // ... and at least histogram_depth sigmas below t: the table's bins are
+  // half a percent wide, so without it small k put the low end on t.
+  static constexpr double histogram_depth = 0.5;
+  // Kept entries a ranked draw takes (draw_ranked, draw.hpp): m x m
+  // comparisons on one team, cheaper than a search below this.
+  static constexpr int rank_draw_limit = 128;
+  // Teams that search a split deferred row's ahead set while its last team
+  // cuts the boundary's set (SplitKernel::ahead_helpers): the sampler's
+  // (which also bounds the kept weight) and the list's.
+  static constexpr int sampler_ahead_helpers = 2;
+  static constexpr int list_ahead_helpers    = 1;
+};
+
 template <class ExecutionSpace>
-struct Policy {
+struct Policy : Tuning {
   static constexpr bool runs_on_host =
       Kokkos::SpaceAccessibility<ExecutionSpace,
                                  Kokkos::HostSpace>::accessible;
@@ -116,15 +152,16 @@ struct Policy {
       runs_on_host, Kokkos::LaunchBounds<>, Kokkos::LaunchBounds<1024, 1>>::type;
 
   // Unsplit launches whose teams are alone on their multiprocessors
-  // (LaunchArrangement::teams_alone: a batch no larger than the multiprocessors,
+  // (LaunchArrangement::one_team_per_multiprocessor: a batch no larger than the multiprocessors,
   // one team_size team per row), on CUDA: one team of up to team_size
   // threads per multiprocessor, which leaves 128 registers a thread
   // (ptxas takes 126-128) against the cap's 64: such a team is alone on
   // its multiprocessor anyway, so the cap would only cost spills.
   // Elsewhere launch_bounds.
-  static constexpr bool alone_bounds_own = IsCuda<ExecutionSpace>::value;
-  using alone_launch_bounds = typename std::conditional<
-      alone_bounds_own, Kokkos::LaunchBounds<unsigned(team_size), 1>, launch_bounds>::type;
+  static constexpr bool one_team_bounds_own = IsCuda<ExecutionSpace>::value;
+  using one_team_launch_bounds =
+      typename std::conditional<one_team_bounds_own, Kokkos::LaunchBounds<unsigned(team_size), 1>,
+                                launch_bounds>::type;
 
   // The split launches (split_kernel.hpp, small batches) on CUDA: teams of
   // wide_batch_team_size = 256 threads, three per multiprocessor, which
@@ -144,15 +181,16 @@ struct Policy {
                            unsigned(split_teams_per_multiprocessor)>,
       launch_bounds>::type;
   // Split launches whose teams are alone on their multiprocessors
-  // (LaunchArrangement::split_alone: the batch's split teams no more than the
+  // (LaunchArrangement::split_one_team_per_multiprocessor: the batch's split teams no more than the
   // multiprocessors, e.g. batch 1), on CUDA: one team of
   // wide_batch_team_size threads per multiprocessor, which leaves up to
   // 255 registers a thread (ptxas takes 130-138 on split_scan). The
   // deciding team's chain and every team's sample and read spill less.
   // Elsewhere split_launch_bounds.
-  using split_alone_launch_bounds = typename std::conditional<
-      split_bounds_own, Kokkos::LaunchBounds<unsigned(wide_batch_team_size), 1>,
-      split_launch_bounds>::type;
+  using split_one_team_launch_bounds =
+      typename std::conditional<split_bounds_own,
+                                Kokkos::LaunchBounds<unsigned(wide_batch_team_size), 1>,
+                                split_launch_bounds>::type;
 
   // Candidates a team gathers on chip (level-0 scratch; the launch clamps
   // this to what the backend allows and to the vocabulary). The paper
@@ -214,18 +252,18 @@ struct Policy {
   static constexpr int row_unroll = 2;
 
   // The sampler's unsplit kernel calls the pivot search out of line
-  // (MaskKernel's OutOfLineSearch): one copy of the search instead of a
+  // (RowCall's OutOfLineSearch): one copy of the search instead of a
   // dozen inlined ones leaves that kernel fewer spills (docs/DESIGN.md,
   // "Code shape on GPUs"). CUDA only: hipcc 5.2 for gfx908 fails to
   // compile the out-of-line function ("unhandled SGPR spill to memory").
   // The ranked draw (draw.hpp) is out of line on the same terms.
   static constexpr bool sampler_search_out_of_line = IsCuda<ExecutionSpace>::value;
 
-  // The sampler's and the list's second kernel (MaskKernel's Deferred)
+  // The sampler's and the list's second kernel (RowCall's Deferred)
   // finishes a deferred row in a function that is not inlined, on a copy
   // of the kernel made for that row only, so that its idle path does not
   // copy the functor into every thread's local memory (see
-  // MaskKernel::finish_deferred_out_of_line). CUDA only, like the above:
+  // finish_deferred_out_of_line). CUDA only, like the above:
   // elsewhere the row's work is inlined.
   static constexpr bool deferred_out_of_line = IsCuda<ExecutionSpace>::value;
 

@@ -14,6 +14,7 @@
 #include <qrita/detail/candidates.hpp>
 #include <qrita/detail/histogram.hpp>
 #include <qrita/detail/keys.hpp>
+#include <qrita/detail/policy.hpp>
 #include <qrita/detail/reducers.hpp>
 #include <qrita/detail/row_access.hpp>
 
@@ -28,17 +29,11 @@ namespace detail {
 // row's, which put t so deep in the tail that a quarter of rows had nothing
 // above it. qrita samples sample_segments runs of segment_length entries
 // spread evenly over the row instead: the runs keep the reads coalesced, the
-// spread removes the bias.
-constexpr int sample_segments = 32;
-constexpr int segment_length  = 128;
+// spread removes the bias (the numbers: Tuning, policy.hpp).
+constexpr int sample_segments = Tuning::sample_segments;
+constexpr int segment_length  = Tuning::segment_length;
 constexpr int sample_size     = sample_segments * segment_length;
-// Sample entries a thread loads at once (see sample_threshold).
-constexpr int sample_loads = 4;
-// The paper lowers the table's delta by 20% of its magnitude as a margin.
-constexpr float sigma_margin = 0.2f;
-// The top-k histogram's range starts at least this many sigmas below t
-// (MaskKernel::histogram_low).
-constexpr double histogram_depth = 0.5;
+constexpr int sample_loads    = Tuning::sample_loads;
 
 // Row of a 200-entry table for x in [0, 1] (k / V or p).
 KOKKOS_INLINE_FUNCTION int table_index(double x) {
@@ -47,7 +42,7 @@ KOKKOS_INLINE_FUNCTION int table_index(double x) {
 }
 
 KOKKOS_INLINE_FUNCTION float with_margin(float delta) {
-  return delta - sigma_margin * (delta < 0.0f ? -delta : delta);
+  return delta - Tuning::sigma_margin * (delta < 0.0f ? -delta : delta);
 }
 
 // Column of sample entry j (0 <= j < sample_size) of a row of `vocab`

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#ifndef QRITA_DETAIL_SPLIT_KERNEL_HPP
-#define QRITA_DETAIL_SPLIT_KERNEL_HPP
+#ifndef QRITA_DETAIL_KERNELS_SPLIT_KERNEL_HPP
+#define QRITA_DETAIL_KERNELS_SPLIT_KERNEL_HPP
 
 // Small batches: a row split across several teams. When the batch is
 // smaller than the teams the device runs at once, one team per row leaves
@@ -30,20 +30,20 @@
 // The sampler and the list (given p values and a workspace) launch
 // split_gather in its Deferred variant, and one or two others, for rows
 // whose top-p kept set passes the candidate tiers
-// (MaskKernel's Next::defer; see "deferred rows" below):
+// (Next::defer; see "deferred rows" below):
 //
 //   qrita::split_deferred_plan     one team per row, before split_gather:
 //                         the boundary's buckets planned from the merged
-//                         histogram, and the sampler's early range (the
-//                         draw's target buckets, SplitRow::early) (where
+//                         histogram, and the sampler's ahead range (the
+//                         draw's target buckets, SplitRow::ahead) (where
 //                         the teams run in more than one wave; otherwise
 //                         each team of split_gather plans them itself);
 //   qrita::split_gather   (Deferred) S teams per row: those buckets
 //                         gathered, and in the same read those of the
-//                         early range where one was placed (the list's by
+//                         ahead range where one was placed (the list's by
 //                         split_scan); the last team cuts the set, then
-//                         draws or lists from the early range's set
-//                         (early_finish) or places the draw's target or
+//                         draws or lists from the ahead range's set
+//                         (finish_from_ahead) or places the draw's target or
 //                         the list's first C entries in buckets for a
 //                         third read. (In split_gather, not a launch of
 //                         its own: one launch fewer on every such call,
@@ -56,7 +56,7 @@
 //                         wait for its cut and do this work there
 //                         (SplitKernel::deferred_end), and split_gather
 //                         clears the other rows. There, too, one or two
-//                         of the waiting teams search the early range's
+//                         of the waiting teams search the ahead range's
 //                         set while the last team cuts (help_cut: the
 //                         draw's boundaries at the least and greatest
 //                         target the cut allows, or the list's C-th
@@ -65,14 +65,24 @@
 //
 // "Last team": each team publishes its partial results, fences, and takes a
 // ticket from the row's arrival counter; the team holding ticket S - 1 sees
-// every other team's results. The decisions are those of MaskKernel's
+// every other team's results. The decisions are those of RowKernel's
 // functions on the same integers (sample sums, counts, fixed-point weights,
 // candidate capacity), so a row gets bitwise the same mask whether it is
 // split or not, whichever team decides. Rows that need the whole-row
 // search, or an ordered scan of a tie group, are finished by the deciding
 // team alone (rare; same answer, slower).
 
-#include <qrita/detail/mask_kernel.hpp>
+#include <qrita/detail/kernels/row_kernel.hpp>
+#include <qrita/detail/row/boundary.hpp>
+#include <qrita/detail/row/decide.hpp>
+#include <qrita/detail/row/deferred.hpp>
+#include <qrita/detail/row/filters.hpp>
+#include <qrita/detail/row/kept.hpp>
+#include <qrita/detail/row/list.hpp>
+#include <qrita/detail/row/state.hpp>
+#include <qrita/detail/row/threshold.hpp>
+#include <qrita/detail/row/token.hpp>
+#include <qrita/detail/row/write_mask.hpp>
 
 #include <climits>
 #include <cstddef>
@@ -89,17 +99,17 @@ enum class SplitMode : std::int8_t {
   row,       // masked read + write of each segment, tie bound known
   deferred,  // the sampler's or the list's kept set passes the tiers:
              // split_gather (Deferred) cuts it on the boundary's buckets
-  third,     // and split_deferred_finish reads the draw's or list's buckets
+  answer,    // and split_deferred_finish reads the draw's or list's buckets
   cutting    // a fused split_gather's last team cuts the set, its helpers
-             // search the early range's set (SplitKernel::help_cut)
+             // search the ahead range's set (SplitKernel::help_cut)
 };
 
-// What a deferred row's helper teams found in its early range's set while
+// What a deferred row's helper teams found in its ahead range's set while
 // the last team cut (SplitKernel::help_cut), slot h for helper h. The
 // sampler's two: the draw's boundary at the least and the greatest target
 // the kept weight allows; the list's one: the boundary of its first C
 // entries and the cut key's highest listed column.
-struct EarlyHelp {
+struct AheadHelp {
   Boundary b[2];
   weight_type below[2];   // their M(> K)
   weight_type target[2];  // the searches' targets, within the set
@@ -110,33 +120,27 @@ struct EarlyHelp {
 
 // Everything a row carries from one launch to the next (workspace memory).
 struct SplitRow {
-  Filters f;
-  Threshold th;
-  BucketMap map;
-  RowScan scan;
-  BucketPlan plan;
-  Decision d;
-  RowStats st;
+  RowState row;  // its filters, first read, plan and decision (outliers: in the list)
   int tie_column;
   SplitMode mode;
-  // A deferred row's third read (SplitMode::third): its buckets, and the
+  // A deferred row's third read (SplitMode::answer): its buckets, and the
   // draw's target or the list's K and W.
-  BucketRange third;
+  BucketRange answer;
   // A deferred row's boundary buckets (split_deferred_plan), and whether
   // they fit the candidate tiers.
   BucketPlan deferred_plan;
   bool planned;
-  // A deferred row's early range (the buckets of the list's first C
-  // entries, MaskKernel::early_range, placed by split_scan; or of the
-  // draw's target, MaskKernel::draw_buckets, placed by
-  // split_deferred_plan, else by each split_gather team: deferred_early),
+  // A deferred row's ahead range (the buckets of the list's first C
+  // entries, list_ahead, placed by split_scan; or of the
+  // draw's target, draw_buckets, placed by
+  // split_deferred_plan, else by each split_gather team: ahead_for_gather),
   // which split_gather gathers with the boundary's into the list's last
-  // early_size places (empty, lo > hi, where it does not lie above the
+  // ahead_size places (empty, lo > hi, where it does not lie above the
   // boundary's buckets or both do not fit the list), and how many entries
   // that read offered it.
-  BucketRange early;
-  int early_size;
-  int early_counter;
+  BucketRange ahead;
+  int ahead_size;
+  int ahead_counter;
   weight_type target;
   weight_type kept_mass;
   std::uint32_t kept_count;
@@ -144,44 +148,45 @@ struct SplitRow {
   // team's segment, the helpers done, and what they found.
   int help_from;
   int help_done;
-  EarlyHelp help;
+  AheadHelp help;
 };
 
 // Where the split rows' state lies in the workspace; offsets in bytes.
 struct SplitLayout {
-  int teams_per_row     = 1;   // S
+  int teams_per_row = 1;  // S
   // Whether a deferred row's buckets are planned by split_deferred_plan
   // (one team per row) or by each team of split_gather (see
   // launch_split).
-  bool plan_apart       = false;
+  bool plan_apart = false;
   // Whether split_gather (Deferred) also does split_deferred_finish's work
   // (Policy::split_fused_finish: CUDA, every split team resident at once;
   // see SplitKernel::deferred_end).
-  bool fused_finish     = false;
-  std::int64_t rows     = 0;   // rows the workspace holds state for
-  int list_capacity     = 0;   // candidates per row
-  int buckets           = 0;
-  std::size_t values    = 0;   // float[rows][list_capacity]
-  std::size_t columns   = 0;   // int[rows][list_capacity]
-  std::size_t hist      = 0;   // uint32[rows][buckets + 1]
-  std::size_t counters  = 0;   // int[rows]
-  std::size_t arrivals  = 0;   // int[rows]: teams done with the launch
-  std::size_t scans     = 0;   // RowScan[rows][S]
-  std::size_t masses    = 0;   // TwoRangeMass[rows][S]
-  std::size_t states    = 0;   // SplitRow[rows]
-  std::size_t bytes     = 0;   // end
+  bool fused_finish    = false;
+  std::int64_t rows    = 0;  // rows the workspace holds state for
+  int list_capacity    = 0;  // candidates per row
+  int buckets          = 0;
+  std::size_t values   = 0;  // float[rows][list_capacity]
+  std::size_t columns  = 0;  // int[rows][list_capacity]
+  std::size_t hist     = 0;  // uint32[rows][buckets + 1]
+  std::size_t counters = 0;  // int[rows]
+  std::size_t arrivals = 0;  // int[rows]: teams done with the launch
+  std::size_t scans    = 0;  // RowScan[rows][S]
+  std::size_t masses   = 0;  // TwoRangeMass[rows][S]
+  std::size_t states   = 0;  // SplitRow[rows]
+  std::size_t bytes    = 0;  // end
 
   static std::size_t align(std::size_t n) { return (n + 255) / 256 * 256; }
 
-  static SplitLayout make(std::size_t base, int teams_per_row, std::int64_t rows,
-                          int list_capacity, int buckets) {
+  static SplitLayout make(std::size_t base, int teams_per_row, std::int64_t rows, int list_capacity,
+                          int buckets) {
     SplitLayout l;
-    l.teams_per_row = teams_per_row;
-    l.rows          = rows;
-    l.list_capacity = list_capacity;
-    l.buckets       = buckets;
+    l.teams_per_row     = teams_per_row;
+    l.rows              = rows;
+    l.list_capacity     = list_capacity;
+    l.buckets           = buckets;
     const std::size_t R = std::size_t(rows), S = std::size_t(teams_per_row);
     std::size_t at = align(base);
+    // clang-format off
     l.values   = at; at = align(at + R * std::size_t(list_capacity) * sizeof(float));
     l.columns  = at; at = align(at + R * std::size_t(list_capacity) * sizeof(int));
     l.hist     = at; at = align(at + R * std::size_t(buckets + 1) * sizeof(std::uint32_t));
@@ -191,6 +196,7 @@ struct SplitLayout {
     l.masses   = at; at = align(at + R * S * sizeof(TwoRangeMass));
     l.states   = at; at = align(at + R * sizeof(SplitRow));
     l.bytes    = at;
+    // clang-format on
     return l;
   }
 };
@@ -200,22 +206,18 @@ struct SplitGather {};
 struct SplitDeferredPlan {};
 struct SplitDeferredFinish {};
 
-// Deferred: the variant whose row steps are MaskKernel's Deferred ones,
+// Deferred: the variant whose row steps are RowKernel's Deferred ones,
 // for the launches that finish the sampler's and the list's deferred
 // rows (SplitGather, SplitDeferredFinish) on calls that can defer rows;
-// the others take the
-// first.
-template <class ExecutionSpace, class T = float, Mode M = Mode::mask,
-          bool Deferred = false>
+// the others take the first.
+template <class ExecutionSpace, class T = float, Mode M = Mode::mask, bool Deferred = false>
 struct SplitKernel {
-  static_assert(!Deferred || M != Mode::mask,
-                "qrita: only the sampler and the list defer rows");
-  using Kernel        = MaskKernel<ExecutionSpace, T, M, false, Deferred>;
-  using member_type   = typename Kernel::member_type;
-  using Scratch       = typename Kernel::Scratch;
+  static_assert(!Deferred || M != Mode::mask, "qrita: only the sampler and the list defer rows");
+  using Call        = RowCall<ExecutionSpace, T, M, false, Deferred>;
+  using member_type = typename Call::member_type;
   template <class U>
-  using scratch_view = typename Kernel::template scratch_view<U>;
-  Kernel k;          // the row's steps, and the call's parameters
+  using scratch_view = typename Call::template scratch_view<U>;
+  Call call;           // the rows, their inputs and outputs, the parameters
   char* ws = nullptr;  // workspace base
   SplitLayout lay;
 
@@ -255,15 +257,15 @@ struct SplitKernel {
 
   // Segment s of a row: columns [begin, end), 16-byte aligned starts.
   KOKKOS_INLINE_FUNCTION int seg_begin(int s) const {
-    const std::int64_t c = std::int64_t(s) * k.prm.vocab / lay.teams_per_row;
+    const std::int64_t c = std::int64_t(s) * call.prm.vocab / lay.teams_per_row;
     return int(c) & ~(Lanes<T>::n - 1);
   }
   KOKKOS_INLINE_FUNCTION int seg_end(int s) const {
-    return s + 1 == lay.teams_per_row ? k.prm.vocab : seg_begin(s + 1);
+    return s + 1 == lay.teams_per_row ? call.prm.vocab : seg_begin(s + 1);
   }
 
   KOKKOS_INLINE_FUNCTION T* row_of(std::int64_t r) const {
-    return k.logits + r * k.prm.row_stride;
+    return call.logits + r * call.prm.row_stride;
   }
 
   // The S partial results of a row (RowScan, TwoRangeMass), joined.
@@ -279,11 +281,11 @@ struct SplitKernel {
   // Segment s's sums of a read of one range, and the S segments' joined.
   KOKKOS_INLINE_FUNCTION void put_mass(member_type const& team, std::int64_t r, int s,
                                        RangeMass const& m) const {
-    Kokkos::single(Kokkos::PerTeam(team),
-                   [&]() { masses(r)[s] = TwoRangeMass{m.above, 0, m.total}; });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      masses(r)[s] = TwoRangeMass{m.above, 0, m.total};
+    });
   }
-  KOKKOS_INLINE_FUNCTION RangeMass joined_mass(member_type const& team,
-                                               std::int64_t r) const {
+  KOKKOS_INLINE_FUNCTION RangeMass joined_mass(member_type const& team, std::int64_t r) const {
     const TwoRangeMass m = joined(team, masses(r));
     return RangeMass{m.above, m.total};
   }
@@ -291,8 +293,7 @@ struct SplitKernel {
   // Whether this team is the last of row r's S teams to get here, after
   // all of them published their results (see the top of the file). The
   // last team resets the counter for the next launch.
-  KOKKOS_INLINE_FUNCTION bool last_team(member_type const& team, std::int64_t r,
-                                        int* slot) const {
+  KOKKOS_INLINE_FUNCTION bool last_team(member_type const& team, std::int64_t r, int* slot) const {
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       Kokkos::memory_fence();
@@ -316,31 +317,29 @@ struct SplitKernel {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
     const int s          = team.league_rank() % lay.teams_per_row;
     T* row               = row_of(r);
-    Filters f            = k.row_filters(r);
+    Filters f            = row_filters(call, r);
     const int b          = seg_begin(s);
     // Team scratch: the segment's histogram, two shared ints, and room for
     // the deciding team's copy of the candidate list (see decide).
-    scratch_view<std::uint32_t> local(team.team_scratch(0),
-                                      std::size_t(k.prm.buckets + 1));
+    scratch_view<std::uint32_t> local(team.team_scratch(0), std::size_t(call.prm.buckets + 1));
     scratch_view<int> slot(team.team_scratch(0), 2);
-    scratch_view<float> chip_values(team.team_scratch(0), std::size_t(k.prm.capacity));
-    scratch_view<int> chip_columns(team.team_scratch(0), std::size_t(k.prm.capacity));
+    scratch_view<float> chip_values(team.team_scratch(0), std::size_t(call.prm.capacity));
+    scratch_view<int> chip_columns(team.team_scratch(0), std::size_t(call.prm.capacity));
     RowScan scan;
     RowScan::init(scan);
     if (f.work()) {
       // Every team samples the row: bitwise the same threshold everywhere.
-      const Threshold th  = k.threshold(team, row, f);
-      const BucketMap map = BucketMap::make(k.histogram_low(th, f), th.t,
-                                            th.valid() && k.prm.buckets > 1 ? k.prm.buckets : 1);
-      f.tail = th.valid() && f.topp && !f.topk;
+      const Threshold th = threshold(call, team, row, f);
+      const BucketMap map =
+          BucketMap::make(histogram_low(call, th, f), th.t,
+                          th.valid() && call.prm.buckets > 1 ? call.prm.buckets : 1);
+      f.tail           = th.valid() && f.topp && !f.topk;
       std::uint32_t* h = map.nb > 1 ? local.data() : nullptr;
       if (h != nullptr)
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1),
-                             [&](int i) { h[i] = 0; });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, map.nb + 1), [&](int i) { h[i] = 0; });
       team.team_barrier();
-      scan = scan_row<Kernel::row_unroll>(team, row + b, seg_end(s) - b, map,
-                                          list(r), h, f.tail, k.prm.weight_scale,
-                                          f.inv_t, b);
+      scan = scan_row<Call::row_unroll>(team, row + b, seg_end(s) - b, map, list(r), h, f.tail,
+                                        call.prm.weight_scale, f.inv_t, b);
       team.team_barrier();
       if (h != nullptr) {
         std::uint32_t* global = hist(r);
@@ -350,10 +349,10 @@ struct SplitKernel {
       }
       if (s == 0)
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          SplitRow& st = state(r);
-          st.f         = f;
-          st.th        = th;
-          st.map       = map;
+          RowState& first = state(r).row;
+          first.f         = f;
+          first.th        = th;
+          first.map       = map;
         });
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { scans(r)[s] = scan; });
@@ -363,133 +362,133 @@ struct SplitKernel {
 
   // Row r's decision, by one team, once every segment has been scanned.
   // The team first copies the head of the row's candidate list into its
-  // scratch (chip_*, k.prm.capacity entries): the search then reads on-chip
+  // scratch (chip_*, call.prm.capacity entries): the search then reads on-chip
   // memory on every pass, and sees the same set with the same capacity as
   // an unsplit team (on chip, then the tier).
-  KOKKOS_INLINE_FUNCTION void decide(member_type const& team, std::int64_t r,
-                                     int* slot, float* chip_values,
-                                     int* chip_columns) const {
-    T* row               = row_of(r);
-    SplitRow& sr         = state(r);
-    Filters f            = k.row_filters(r);
-    RowStats st{RowPath::off, RowPath::off, 0, 0, 0, 0,
-                std::int16_t(lay.teams_per_row), 0, false};
-    SplitMode mode = SplitMode::none;
-    Decision d;
-    int tie_column = INT_MAX;
+  KOKKOS_INLINE_FUNCTION void decide(member_type const& team, std::int64_t r, int* slot,
+                                     float* chip_values, int* chip_columns) const {
+    T* row        = row_of(r);
+    SplitRow& sr  = state(r);
+    Call const& c = call;
+    RowState rs;
+    rs.f = row_filters(c, r);
+    rs.st =
+        RowStats{RowPath::off, RowPath::off, 0, 0, 0, 0, std::int16_t(lay.teams_per_row), 0, false};
+    SplitMode mode      = SplitMode::none;
+    int tie_column      = INT_MAX;
     constexpr bool mask = M == Mode::mask;
-    if (f.work()) {
-      f.tail            = sr.f.tail;
-      const Threshold th = sr.th;
-      const BucketMap map = sr.map;
-      const RowScan scan = joined(team, scans(r));
+    if (rs.f.work()) {
+      rs.f.tail        = sr.row.f.tail;
+      rs.th            = sr.row.th;
+      rs.map           = sr.row.map;
+      rs.scan          = joined(team, scans(r));
       std::uint32_t* h = hist(r);
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { h[0] = scan.below; });
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { h[0] = rs.scan.below; });
       team.team_barrier();
       const Candidates global = list(r);
-      const int outliers      = *global.counter;
-      const int C             = k.prm.capacity;
-      const int copied        = outliers < C ? outliers : C;
+      rs.outliers             = *global.counter;
+      const int C             = c.prm.capacity;
+      const int copied        = rs.outliers < C ? rs.outliers : C;
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, copied), [&](int i) {
         chip_values[i]  = global.vals0[i];
         chip_columns[i] = global.cols0[i];
       });
       team.team_barrier();
-      Scratch s;
-      s.set    = Candidates{chip_values,       chip_columns,
-                         C,                 global.vals0 + C,
-                         global.cols0 + C,  global.cap0 - C,
-                         global.counter};
-      s.hist   = map.nb > 1 ? h : nullptr;
+      RowScratch s;
+      s.set    = Candidates{chip_values,     chip_columns,  C, global.vals0 + C, global.cols0 + C,
+                         global.cap0 - C, global.counter};
+      s.hist   = rs.map.nb > 1 ? h : nullptr;
       s.result = slot;
-      st.outliers        = outliers;
-      st.row_passes      = 1;
+      rs.st.outliers   = rs.outliers;
+      rs.st.row_passes = 1;
       team.team_barrier();
-      BucketPlan plan;
       // The sampler and the list finish a decided row here, at one call
       // site: a second one keeps nvcc from inlining finish_row, and the
       // out-of-line call on the kernel argument makes every thread of
       // every split_scan team copy the whole functor (2.4 KB) into local
       // memory at the kernel's entry (ptxas -v, sm_90).
       bool finish = false;
-      switch (k.decide_after_scan(team, f, th, map, scan, outliers, s, d, plan, st)) {
-        case Kernel::Next::second_read: mode = SplitMode::gather; break;
-        case Kernel::Next::defer:
+      switch (decide_after_scan(c, team, rs, s)) {
+        case Next::gather_boundary:
+          mode = SplitMode::gather;
+          break;
+        case Next::defer:
           // Finished by split_gather (Deferred) and split_deferred_finish
           // (or split_gather alone, fused), from the merged histogram and
           // the plan's head mass.
           mode = SplitMode::deferred;
           break;
-        case Kernel::Next::whole_row:
-          d = k.decide_whole_row(team, row, f, scan, st);
-          if (mask) k.write_mask(team, row, d, s);
+        case Next::whole_row:
+          rs.d = decide_whole_row(c, team, row, rs.f, rs.scan, rs.st);
+          if (mask) write_mask(c, team, row, rs.d, s);
           finish = !mask;
           mode   = SplitMode::none;
           break;
-        case Kernel::Next::write:
+        case Next::write:
           if (!mask) {
             // The later launches only clear the row's state.
             finish = true;
             mode   = SplitMode::none;
             break;
           }
-          mode = d.write == Write::from_set ? SplitMode::from_set
-                 : d.write == Write::row    ? SplitMode::row
-                                            : SplitMode::none;
+          mode = rs.d.write == Write::from_set ? SplitMode::from_set
+                 : rs.d.write == Write::row    ? SplitMode::row
+                                               : SplitMode::none;
           break;
       }
       if constexpr (!mask) {
-        if (finish) k.finish_row(team, r, row, f, scan, map, d, s);
+        if (finish) finish_row(c, team, r, row, rs.f, rs.scan, rs.map, rs.d, s);
       }
-      BucketRange early;
-      int early_size = 0;
+      BucketRange ahead;
+      int ahead_size = 0;
       if constexpr (M == Mode::candidates) {
-        if (mode == SplitMode::deferred) early = early_range(team, map, plan, s, early_size);
+        if (mode == SplitMode::deferred)
+          ahead = list_ahead_fitted(team, rs.map, rs.plan, s, ahead_size);
       }
       // As unsplit: whether the searched set went past on-chip capacity.
-      st.tier = mode == SplitMode::from_set && d.set_size > k.prm.capacity;
+      rs.st.tier = mode == SplitMode::from_set && rs.d.set_size > c.prm.capacity;
       if (mask && (mode == SplitMode::from_set || mode == SplitMode::row))
-        tie_column = k.tie_column(team, d, s.set);
+        tie_column = detail::tie_column(c, team, rs.d, s.set);
       if (mode == SplitMode::row && tie_column < 0) {
         // Ranks of a tie group across segments: one team writes the row.
-        k.write_mask(team, row, d, s);
+        write_mask(c, team, row, rs.d, s);
         mode = SplitMode::none;
       }
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        sr.f          = f;
-        sr.scan       = scan;
-        sr.plan       = plan;
-        sr.d          = d;
-        sr.tie_column = tie_column;
-        sr.early         = early;
-        sr.early_size    = early_size;
-        sr.early_counter = 0;
+        sr.row.f         = rs.f;
+        sr.row.scan      = rs.scan;
+        sr.row.plan      = rs.plan;
+        sr.row.d         = rs.d;
+        sr.tie_column    = tie_column;
+        sr.ahead         = ahead;
+        sr.ahead_size    = ahead_size;
+        sr.ahead_counter = 0;
         // The list is refilled (a deferred row's by split_gather;
         // its outliers' count and weight are in the plan).
         if (mode == SplitMode::gather || mode == SplitMode::deferred) *counter(r) = 0;
       });
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      sr.st   = st;
-      sr.mode = mode;
+      sr.row.st = rs.st;
+      sr.mode   = mode;
     });
   }
 
-  // A deferred list row's early range (MaskKernel::early_range) where it
-  // fits (early_fits), with its count (size); else empty.
-  KOKKOS_INLINE_FUNCTION BucketRange early_range(member_type const& team, BucketMap const& map,
-                                                 BucketPlan const& plan, Scratch const& s,
-                                                 int& size) const {
-    return early_fits(team, s.hist, map.nb, plan, k.early_range(team, map, plan, s),
+  // A deferred list row's ahead range (list_ahead) where it
+  // fits (ahead_fits), with its count (size); else empty.
+  KOKKOS_INLINE_FUNCTION BucketRange list_ahead_fitted(member_type const& team,
+                                                       BucketMap const& map, BucketPlan const& plan,
+                                                       RowScratch const& s, int& size) const {
+    return ahead_fits(team, s.hist, map.nb, plan, list_ahead(call, team, map, plan, s),
                       lay.list_capacity, size);
   }
 
-  // An early range `e` where it lies above the boundary's buckets and both
+  // An ahead range `e` where it lies above the boundary's buckets and both
   // fit the list of `capacity` entries, with its count (size); else empty.
   // n1: the boundary's buckets' count (plan.range's), counted here unless
   // the caller has it.
-  KOKKOS_INLINE_FUNCTION static BucketRange early_fits(member_type const& team,
+  KOKKOS_INLINE_FUNCTION static BucketRange ahead_fits(member_type const& team,
                                                        const std::uint32_t* hist, int nb,
                                                        BucketPlan const& plan, BucketRange e,
                                                        int capacity, int& size,
@@ -503,8 +502,8 @@ struct SplitKernel {
     return e;
   }
 
-  // A deferred sampler row's early range: the draw's target buckets
-  // (MaskKernel::draw_buckets) where they fit (early_fits), planned where
+  // A deferred sampler row's ahead range: the draw's target buckets
+  // (draw_buckets) where they fit (ahead_fits), planned where
   // the boundary's are (split_deferred_plan, or each split_gather team).
   // On CUDA out of line and static (Policy::deferred_out_of_line): the
   // call copies no functor, and split_scan's deciding code, which every
@@ -512,60 +511,57 @@ struct SplitKernel {
   // every sampler row, deferred or not).
   // Elsewhere inlined: hipcc 5.2 for gfx908 fails on the out-of-line
   // function ("unhandled SGPR spill to memory"), as on the others.
-  KOKKOS_INLINE_FUNCTION static BucketRange draw_early(member_type const& team,
-                                                       SplitRow const& sr,
+  KOKKOS_INLINE_FUNCTION static BucketRange draw_ahead(member_type const& team, SplitRow const& sr,
                                                        const std::uint32_t* hist,
-                                                       BucketPlan const& plan,
-                                                       float weight_scale, int vocab,
-                                                       int capacity, int* slot, int& size) {
+                                                       BucketPlan const& plan, float weight_scale,
+                                                       int vocab, int capacity, int* slot,
+                                                       int& size) {
     if constexpr (Policy<ExecutionSpace>::deferred_out_of_line) {
-      return draw_early_out_of_line(team, sr, hist, plan, weight_scale, vocab, capacity, slot,
+      return draw_ahead_out_of_line(team, sr, hist, plan, weight_scale, vocab, capacity, slot,
                                     size);
     } else {
-      return draw_early_here(team, sr, hist, plan, weight_scale, vocab, capacity, slot, size);
+      return draw_ahead_inline(team, sr, hist, plan, weight_scale, vocab, capacity, slot, size);
     }
   }
-  KOKKOS_FUNCTION QRITA_NOINLINE static BucketRange draw_early_out_of_line(
+  KOKKOS_FUNCTION QRITA_NOINLINE static BucketRange draw_ahead_out_of_line(
       member_type const& team, SplitRow const& sr, const std::uint32_t* hist,
-      BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot,
-      int& size) {
-    return draw_early_here(team, sr, hist, plan, weight_scale, vocab, capacity, slot, size);
+      BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot, int& size) {
+    return draw_ahead_inline(team, sr, hist, plan, weight_scale, vocab, capacity, slot, size);
   }
-  KOKKOS_INLINE_FUNCTION static BucketRange draw_early_here(
+  KOKKOS_INLINE_FUNCTION static BucketRange draw_ahead_inline(
       member_type const& team, SplitRow const& sr, const std::uint32_t* hist,
-      BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot,
-      int& size) {
-    const BucketRange e = Kernel::draw_buckets(team, hist, sr.map, plan, sr.f, sr.scan.max_key,
-                                               weight_scale, vocab, slot);
+      BucketPlan const& plan, float weight_scale, int vocab, int capacity, int* slot, int& size) {
+    const BucketRange e = draw_buckets(team, hist, sr.row.map, plan, sr.row.f, sr.row.scan.max_key,
+                                       weight_scale, vocab, slot);
     // The plan is plan_partial's, which counted its buckets (plan.inside).
-    return early_fits(team, hist, sr.map.nb, plan, e, capacity, size, &plan.inside);
+    return ahead_fits(team, hist, sr.row.map.nb, plan, e, capacity, size, &plan.inside);
   }
 
-  // draw_early where the boundary's buckets were planned and the plan is
+  // draw_ahead where the boundary's buckets were planned and the plan is
   // partial (size: its count); else empty (size 0).
-  KOKKOS_INLINE_FUNCTION BucketRange planned_draw_early(member_type const& team,
-                                                        SplitRow const& sr, Scratch const& sc,
+  KOKKOS_INLINE_FUNCTION BucketRange planned_draw_ahead(member_type const& team, SplitRow const& sr,
+                                                        RowScratch const& sc,
                                                         BucketPlan const& plan, bool planned,
                                                         int& size) const {
     size = 0;
     if (!planned || !plan.partial) return BucketRange{};
-    return draw_early(team, sr, sc.hist, plan, k.prm.weight_scale, k.prm.vocab,
+    return draw_ahead(team, sr, sc.hist, plan, call.prm.weight_scale, call.prm.vocab,
                       lay.list_capacity, sc.result, size);
   }
 
-  // A deferred row's early range and its count, for split_gather's team:
+  // A deferred row's ahead range and its count, for split_gather's team:
   // the list's from split_scan, the draw's from split_deferred_plan or
   // placed here.
-  KOKKOS_INLINE_FUNCTION BucketRange deferred_early(member_type const& team, SplitRow const& sr,
-                                                    Scratch const& sc, BucketPlan const& plan,
-                                                    bool planned, int& size) const {
-    size = sr.early_size;
+  KOKKOS_INLINE_FUNCTION BucketRange ahead_for_gather(member_type const& team, SplitRow const& sr,
+                                                      RowScratch const& sc, BucketPlan const& plan,
+                                                      bool planned, int& size) const {
+    size = sr.ahead_size;
     if constexpr (M == Mode::sample) {
-      if (!lay.plan_apart) return planned_draw_early(team, sr, sc, plan, planned, size);
+      if (!lay.plan_apart) return planned_draw_ahead(team, sr, sc, plan, planned, size);
     } else {
       (void)team, (void)sc, (void)plan, (void)planned;
     }
-    return sr.early;
+    return sr.ahead;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(SplitGather, member_type const& team) const {
@@ -583,14 +579,14 @@ struct SplitKernel {
       // The row's state is read once, into registers: passed by reference
       // into the workspace, every entry read the map again (the list's
       // stores may alias it).
-      const BucketMap map     = sr.map;
-      const BucketRange range = sr.plan.range;
-      const Filters f         = sr.f;
+      const BucketMap map     = sr.row.map;
+      const BucketRange range = sr.row.plan.range;
+      const Filters f         = sr.row.f;
       const int b             = seg_begin(s);
-      const MassMeasure mass  = k.mass_of(sr.scan, f);
-      m = gather_range<Kernel::gather_unroll, M == Mode::mask>(
-          team, row_of(r) + b, seg_end(s) - b, map, range, list(r), Kernel::second_weigh(f),
-          mass, b);
+      const MassMeasure mass  = mass_of(call, sr.row.scan, f);
+      m = gather_range<Call::gather_unroll, M == Mode::mask>(team, row_of(r) + b, seg_end(s) - b,
+                                                             map, range, list(r),
+                                                             Call::boundary_weigh(f), mass, b);
     }
     put_mass(team, r, s, m);
     if (sr.mode != SplitMode::gather) {
@@ -612,29 +608,28 @@ struct SplitKernel {
   // rows' launches (split_deferred_finish clears those), and fused ones
   // (deferred rows: deferred_end clears them).
   KOKKOS_INLINE_FUNCTION bool clears_in_gather() const {
-    return M == Mode::mask || k.prm.deferred_end == nullptr || lay.fused_finish;
+    return M == Mode::mask || call.prm.deferred_end == nullptr || lay.fused_finish;
   }
 
   // The search on a missed row's gathered buckets, by one team, once every
   // segment has been read.
-  KOKKOS_INLINE_FUNCTION void resolve(member_type const& team, std::int64_t r,
-                                      int* slot) const {
-    SplitRow& sr = state(r);
+  KOKKOS_INLINE_FUNCTION void resolve(member_type const& team, std::int64_t r, int* slot) const {
+    SplitRow& sr          = state(r);
     const RangeMass exact = joined_mass(team, r);
-    Scratch s;
-    s.set    = list(r);
-    s.hist   = hist(r);
-    s.result = slot;
+    RowScratch s;
+    s.set       = list(r);
+    s.hist      = hist(r);
+    s.result    = slot;
     const int n = *s.set.counter;
     Decision d;
-    RowStats st = sr.st;
-    k.resolve_buckets(team, sr.f, sr.scan, sr.map, sr.plan, exact, n, s, d, st);
-    st.tier = n > k.prm.capacity;
+    RowStats st = sr.row.st;
+    resolve_buckets(call, team, sr.row.f, sr.row.scan, sr.row.map, sr.row.plan, exact, n, s, d, st);
+    st.tier = n > call.prm.capacity;
     if constexpr (M != Mode::mask) {
       // The sampler or the list: finished here (cleared by the caller, or
       // by split_deferred_finish after the deferred launches where that
       // is a launch).
-      k.finish_row(team, r, row_of(r), sr.f, sr.scan, sr.map, d, s);
+      finish_row(call, team, r, row_of(r), sr.row.f, sr.row.scan, sr.row.map, d, s);
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.mode = SplitMode::none; });
       return;
@@ -642,26 +637,25 @@ struct SplitKernel {
     // The second read wrote -inf below the gathered range and kept what
     // lies above it: -inf over the gathered entries that lose. (The other
     // teams' writes are done, and none touched a gathered entry.)
-    const int tie_column = k.tie_column(team, d, s.set);
+    const int tie_column = detail::tie_column(call, team, d, s.set);
     mask_gathered(team, row_of(r), s.set, d.set_size, d.cut.key, tie_column);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.st = st; });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.row.st = st; });
   }
 
   // The mask of segment s of a row split_scan decided (from_set, row); a
   // missed row's (gather) is written by split_gather's reads and its last
   // team.
-  KOKKOS_INLINE_FUNCTION void write_segment(member_type const& team, std::int64_t r,
-                                            int s) const {
-    SplitRow const& sr   = state(r);
-    T* row               = row_of(r);
+  KOKKOS_INLINE_FUNCTION void write_segment(member_type const& team, std::int64_t r, int s) const {
+    SplitRow const& sr = state(r);
+    T* row             = row_of(r);
     const int b = seg_begin(s), e = seg_end(s);
     const Candidates set = list(r);
-    const float cut      = key_value(sr.d.cut.key);
+    const float cut      = key_value(sr.row.d.cut.key);
     switch (sr.mode) {
       case SplitMode::from_set: {
         fill_neg_inf(team, row + b, e - b);
         team.team_barrier();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sr.d.set_size), [&](int j) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sr.row.d.set_size), [&](int j) {
           const int c = set.column(j);
           if (c < b || c >= e) return;
           const float z = set.value(j);
@@ -671,15 +665,15 @@ struct SplitKernel {
         break;
       }
       case SplitMode::row:
-        // A bound below INT_MAX here is a whole-row group (MaskKernel::
-        // tie_column): its columns past the bound become -inf, unread.
+        // A bound below INT_MAX here is a whole-row group (tie_column):
+        // its columns past the bound become -inf, unread.
         // Otherwise every entry at or above the cut is kept (group 0: no
         // whole-row shortcut inside a segment).
         if (sr.tie_column != INT_MAX) {
           const int from = sr.tie_column + 1 > b ? sr.tie_column + 1 : b;
           if (e > from) fill_neg_inf(team, row + from, e - from);
         } else {
-          apply_mask(team, row + b, e - b, sr.d.cut.key, 0u, 0u, INT_MAX);
+          apply_mask(team, row + b, e - b, sr.row.d.cut.key, 0u, 0u, INT_MAX);
         }
         team.team_barrier();
         break;
@@ -691,18 +685,17 @@ struct SplitKernel {
   // Leaves row r's counts zero for the next call, and reports.
   KOKKOS_INLINE_FUNCTION void clear(member_type const& team, std::int64_t r) const {
     std::uint32_t* h = hist(r);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lay.buckets + 1),
-                         [&](int i) { h[i] = 0; });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lay.buckets + 1), [&](int i) { h[i] = 0; });
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       *counter(r) = 0;
-      if (k.io.stats != nullptr) k.io.stats[r * k.io.stats_stride] = state(r).st;
+      if (call.io.stats != nullptr) call.io.stats[r * call.io.stats_stride] = state(r).row.st;
     });
   }
 
   // --- the sampler's and the list's deferred rows (Deferred) ------------------
   //
-  // A row whose top-p kept set passes the tiers (MaskKernel's Next::defer)
-  // is finished as MaskKernel's second kernel finishes it, with its reads
+  // A row whose top-p kept set passes the tiers (Next::defer)
+  // is finished as RowKernel's second kernel finishes it, with its reads
   // split across the row's S teams like the mask's: split_deferred_plan
   // plans the boundary's buckets from the merged histogram (one team per
   // row), split_gather (this variant) gathers them and, on the row's last
@@ -714,17 +707,16 @@ struct SplitKernel {
   // search). split_deferred_finish (fused: split_gather) also clears the
   // rows.
 
-  // The early range's set: the list's last `size` places.
-  KOKKOS_INLINE_FUNCTION Candidates early_set(std::int64_t r, int size) const {
+  // The ahead range's set: the list's last `size` places.
+  KOKKOS_INLINE_FUNCTION Candidates ahead_set(std::int64_t r, int size) const {
     SplitRow& sr         = state(r);
     const Candidates all = list(r);
     const int at         = all.cap0 - size;
-    return Candidates{all.vals0 + at, all.cols0 + at, size, nullptr, nullptr, 0,
-                      &sr.early_counter};
+    return Candidates{all.vals0 + at, all.cols0 + at, size, nullptr, nullptr, 0, &sr.ahead_counter};
   }
 
-  KOKKOS_INLINE_FUNCTION Scratch row_scratch(std::int64_t r, int* result) const {
-    Scratch s;
+  KOKKOS_INLINE_FUNCTION RowScratch row_scratch(std::int64_t r, int* result) const {
+    RowScratch s;
     s.set    = list(r);
     s.hist   = hist(r);
     s.result = result;
@@ -736,9 +728,9 @@ struct SplitKernel {
   // the merged histogram. The same integers give the same plan on every
   // team that calls it.
   KOKKOS_INLINE_FUNCTION bool plan_deferred(member_type const& team, SplitRow const& sr,
-                                            Scratch const& sc, BucketPlan& plan) const {
-    plan = sr.plan;
-    return k.plan_partial(team, sr.map, sc, plan);
+                                            RowScratch const& sc, BucketPlan& plan) const {
+    plan = sr.row.plan;
+    return plan_partial(call, team, sr.row.map, sc, plan);
   }
 
   // One team per row: the boundary's buckets of a deferred row, planned
@@ -746,26 +738,25 @@ struct SplitKernel {
   // (SplitLayout::plan_apart). Where each of those teams plans them itself
   // and the teams run in two waves, the plans of the first wave delay the
   // second by a large share of the launch.
-  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredPlan,
-                                         member_type const& team) const {
+  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredPlan, member_type const& team) const {
     const std::int64_t r = team.league_rank();
     SplitRow& sr         = state(r);
     if (sr.mode != SplitMode::deferred) return;
     scratch_view<int> slot(team.team_scratch(0), 2);
-    const Scratch sc = row_scratch(r, slot.data() + 1);
+    const RowScratch sc = row_scratch(r, slot.data() + 1);
     BucketPlan plan;
     const bool planned = plan_deferred(team, sr, sc, plan);
-    BucketRange early;
-    int early_size = 0;
+    BucketRange ahead;
+    int ahead_size = 0;
     if constexpr (M == Mode::sample)
-      early = planned_draw_early(team, sr, sc, plan, planned, early_size);
+      ahead = planned_draw_ahead(team, sr, sc, plan, planned, ahead_size);
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       sr.deferred_plan = plan;
       sr.planned       = planned;
       if constexpr (M == Mode::sample) {
-        sr.early      = early;
-        sr.early_size = early_size;
+        sr.ahead      = ahead;
+        sr.ahead_size = ahead_size;
       }
     });
   }
@@ -776,8 +767,8 @@ struct SplitKernel {
                                               int s) const {
     SplitRow& sr = state(r);
     scratch_view<int> slot(team.team_scratch(0), 2);
-    const Scratch sc = row_scratch(r, slot.data() + 1);
-    const Filters f  = sr.f;
+    const RowScratch sc = row_scratch(r, slot.data() + 1);
+    const Filters f     = sr.row.f;
     BucketPlan plan;
     bool planned;
     if (lay.plan_apart) {
@@ -789,24 +780,23 @@ struct SplitKernel {
     }
     TwoRangeMass m;
     TwoRangeMass::init(m);
-    int early_size          = 0;
-    const BucketRange early = deferred_early(team, sr, sc, plan, planned, early_size);
+    int ahead_size          = 0;
+    const BucketRange ahead = ahead_for_gather(team, sr, sc, plan, planned, ahead_size);
     if (planned) {
-      const BucketMap map     = sr.map;
-      const int b             = seg_begin(s);
-      const MassMeasure mass  = k.mass_of(sr.scan, f);
-      if (early.hi >= early.lo) {
-        // The boundary's buckets into the list's first places, the early
-        // range's into its last early_size.
+      const BucketMap map    = sr.row.map;
+      const int b            = seg_begin(s);
+      const MassMeasure mass = mass_of(call, sr.row.scan, f);
+      if (ahead.hi >= ahead.lo) {
+        // The boundary's buckets into the list's first places, the ahead
+        // range's into its last ahead_size.
         Candidates cut_set = sc.set;
-        cut_set.cap0 -= early_size;
-        m = gather_two_ranges<Kernel::gather_unroll>(team, row_of(r) + b, seg_end(s) - b,
-                                                     map, plan.range, cut_set, early,
-                                                     early_set(r, early_size), mass, b);
+        cut_set.cap0 -= ahead_size;
+        m = gather_two_ranges<Call::gather_unroll>(team, row_of(r) + b, seg_end(s) - b, map,
+                                                   plan.range, cut_set, ahead,
+                                                   ahead_set(r, ahead_size), mass, b);
       } else {
-        const RangeMass one = gather_range<Kernel::gather_unroll, false>(
-            team, row_of(r) + b, seg_end(s) - b, map, plan.range, sc.set, Weigh::all, mass,
-            b);
+        const RangeMass one = gather_range<Call::gather_unroll, false>(
+            team, row_of(r) + b, seg_end(s) - b, map, plan.range, sc.set, Weigh::all, mass, b);
         m = TwoRangeMass{one.above, 0, one.total};
       }
     }
@@ -817,19 +807,19 @@ struct SplitKernel {
       // On a copy made here, for a deferred row's teams only: inlined, or
       // out of line on the kernel argument itself, nvcc copied the whole
       // functor (2.5 KB) into every thread's local memory at the kernel's
-      // entry, row or no row (see MaskKernel::finish_deferred_out_of_line).
+      // entry, row or no row (see finish_deferred_out_of_line).
       const SplitKernel copy(*this);
-      copy.deferred_end_out_of_line(team, r, s, last, plan, planned, early, early_size, sc,
+      copy.deferred_end_out_of_line(team, r, s, last, plan, planned, ahead, ahead_size, sc,
                                     slot.data());
     } else {
-      deferred_end(team, r, s, last, plan, planned, early, early_size, sc, slot.data());
+      deferred_end(team, r, s, last, plan, planned, ahead, ahead_size, sc, slot.data());
     }
   }
 
   KOKKOS_FUNCTION QRITA_NOINLINE void deferred_end_out_of_line(
       member_type const& team, std::int64_t r, int s, bool last, BucketPlan const& plan,
-      bool planned, BucketRange early, int early_size, Scratch const& sc, int* slot) const {
-    deferred_end(team, r, s, last, plan, planned, early, early_size, sc, slot);
+      bool planned, BucketRange ahead, int ahead_size, RowScratch const& sc, int* slot) const {
+    deferred_end(team, r, s, last, plan, planned, ahead, ahead_size, sc, slot);
   }
 
   // A deferred row's teams after their gathering: the last cuts the set
@@ -842,18 +832,18 @@ struct SplitKernel {
   // kernels on the device, teams starting in order: docs/DESIGN.md).
   KOKKOS_INLINE_FUNCTION void deferred_end(member_type const& team, std::int64_t r, int s,
                                            bool last, BucketPlan const& plan, bool planned,
-                                           BucketRange early, int early_size,
-                                           Scratch const& sc, int* slot) const {
-    if (last) deferred_cut(team, r, s, plan, planned, early, early_size, sc);
+                                           BucketRange ahead, int ahead_size, RowScratch const& sc,
+                                           int* slot) const {
+    if (last) deferred_cut(team, r, s, plan, planned, ahead, ahead_size, sc);
     if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
       if (!lay.fused_finish) return;
       SplitMode now = await_cut(team, r, slot, SplitMode::deferred);
       if (now == SplitMode::cutting) {
-        help_cut(team, r, s, plan, early, early_size);
+        help_cut(team, r, s, plan, ahead, ahead_size);
         now = await_cut(team, r, slot, SplitMode::cutting);
       }
-      if (now == SplitMode::third) {
-        third_read(team, r, s, slot);
+      if (now == SplitMode::answer) {
+        answer_read(team, r, s, slot);
       } else if (last) {
         team.team_barrier();
         clear(team, r);
@@ -869,8 +859,8 @@ struct SplitKernel {
   // in global memory, past the caches (volatile), then fences: what the
   // last team wrote before the mode (deferred_cut fences there) is then
   // seen.
-  KOKKOS_INLINE_FUNCTION SplitMode await_cut(member_type const& team, std::int64_t r,
-                                             int* slot, SplitMode from) const {
+  KOKKOS_INLINE_FUNCTION SplitMode await_cut(member_type const& team, std::int64_t r, int* slot,
+                                             SplitMode from) const {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       volatile SplitMode* mode = &state(r).mode;
       SplitMode now            = *mode;
@@ -889,16 +879,15 @@ struct SplitKernel {
   // the list's first C entries for split_deferred_finish, or the row
   // finished here where those do not fit.
   KOKKOS_INLINE_FUNCTION void deferred_cut(member_type const& team, std::int64_t r, int s,
-                                           BucketPlan const& plan, bool planned,
-                                           BucketRange early, int early_size,
-                                           Scratch const& sc) const {
-    SplitRow& sr   = state(r);
-    const T* row   = row_of(r);
-    const Filters f = sr.f;
-    RowStats st    = sr.st;
-    SplitMode mode = SplitMode::none;
+                                           BucketPlan const& plan, bool planned, BucketRange ahead,
+                                           int ahead_size, RowScratch const& sc) const {
+    SplitRow& sr    = state(r);
+    const T* row    = row_of(r);
+    const Filters f = sr.row.f;
+    RowStats st     = sr.row.st;
+    SplitMode mode  = SplitMode::none;
     Decision d;
-    const bool help = helped(f, plan, planned, early);
+    const bool help = helped(f, plan, planned, ahead);
     if (help)
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         sr.help_from = s;
@@ -908,45 +897,45 @@ struct SplitKernel {
       });
     if (!planned) {
       // As the second kernel: the whole-row search.
-      d = k.decide_whole_row(team, row, f, sr.scan, st);
-      k.finish_row(team, r, row, f, sr.scan, sr.map, d, sc);
+      d = decide_whole_row(call, team, row, f, sr.row.scan, st);
+      finish_row(call, team, r, row, f, sr.row.scan, sr.row.map, d, sc);
     } else {
       const TwoRangeMass both = joined(team, masses(r));
       const RangeMass exact{both.above, both.total};
-      k.resolve_buckets(team, f, sr.scan, sr.map, plan, exact, *sc.set.counter, sc, d, st);
-      const MassMeasure mass = k.mass_of(sr.scan, f);
+      resolve_buckets(call, team, f, sr.row.scan, sr.row.map, plan, exact, *sc.set.counter, sc, d,
+                      st);
+      const MassMeasure mass = mass_of(call, sr.row.scan, f);
       BucketRange range;
-      bool read = false;
+      bool read          = false;
       weight_type target = 0;
-      typename Kernel::KeptSum kept{0, 0};
-      // The draw or the list from the early range's set, where it holds
+      KeptSum kept{0, 0};
+      // The draw or the list from the ahead range's set, where it holds
       // the answer; else from buckets placed here, for a third read.
-      const bool done = d.partial && early.hi >= early.lo &&
-                        early_finish(team, r, f, d, sc, early, early_size, mass, both, help);
+      const bool done = d.partial && ahead.hi >= ahead.lo &&
+                        finish_from_ahead(team, r, f, d, sc, ahead, ahead_size, mass, both, help);
       if (d.partial && !done) {
         if constexpr (M == Mode::sample) {
-          range = k.draw_range(team, f, sr.scan, sr.map, d, sc, mass, target);
+          range = draw_range(call, team, f, sr.row.scan, sr.row.map, d, sc, mass, target);
           read  = true;
         } else {
-          read = k.list_range(team, sr.map, d, sc, mass, kept, range) ==
-                 Kernel::ListRange::read;
+          read = list_range(call, team, sr.row.map, d, sc, mass, kept, range) == ListRange::read;
         }
       }
       if (read)
-        read = range_fits(team, sc.hist, sr.map.nb, d.outliers, range, sc.set.capacity());
+        read = range_fits(team, sc.hist, sr.row.map.nb, d.outliers, range, sc.set.capacity());
       if (read) {
-        mode = SplitMode::third;
+        mode = SplitMode::answer;
       } else if (!done) {
-        k.finish_row(team, r, row, f, sr.scan, sr.map, d, sc);
+        finish_row(call, team, r, row, f, sr.row.scan, sr.row.map, d, sc);
       }
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        sr.d          = d;
-        sr.third      = range;
+        sr.row.d      = d;
+        sr.answer     = range;
         sr.target     = target;
         sr.kept_mass  = kept.mass;
         sr.kept_count = kept.count;
-        if (mode == SplitMode::third) *counter(r) = 0;  // the list is refilled
+        if (mode == SplitMode::answer) *counter(r) = 0;  // the list is refilled
       });
     }
     // The helpers are done before the mode leaves cutting: a third read
@@ -956,7 +945,7 @@ struct SplitKernel {
     }
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      sr.st = st;
+      sr.row.st = st;
       // Everything above before the mode: a fused launch's other teams
       // read it once they see the mode (await_cut).
       Kokkos::memory_fence();
@@ -964,39 +953,38 @@ struct SplitKernel {
     });
   }
 
-  // A deferred row's draw or list from its early range's set, which
+  // A deferred row's draw or list from its ahead range's set, which
   // split_gather gathered with the boundary's, checked with exact integers
   // as a third read's set is (draw_third, list_third). false where it does
   // not hold the answer. The set's count is read past the caches
   // (volatile): this team read the row's state, which holds it, before the
   // other teams' pushes were done.
-  KOKKOS_INLINE_FUNCTION bool early_finish(member_type const& team, std::int64_t r,
-                                           Filters const& f, Decision const& d,
-                                           Scratch const& sc, BucketRange range, int size,
-                                           MassMeasure const& mass,
-                                           TwoRangeMass const& exact, bool help) const {
+  KOKKOS_INLINE_FUNCTION bool finish_from_ahead(member_type const& team, std::int64_t r,
+                                                Filters const& f, Decision const& d,
+                                                RowScratch const& sc, BucketRange range, int size,
+                                                MassMeasure const& mass, TwoRangeMass const& exact,
+                                                bool help) const {
     SplitRow& sr = state(r);
-    typename Kernel::ThirdRead got;
-    const int n     = *static_cast<volatile int*>(&sr.early_counter);
+    AnswerSet got;
+    const int n     = *static_cast<volatile int*>(&sr.ahead_counter);
     got.n           = n <= size ? n : -1;
     got.exact.above = exact.above2;
     got.exact.total = exact.total;
-    Kernel::bound_third(got, sr.map, range, d.cut, sr.scan.max_key);
-    Scratch early = sc;
-    early.set     = early_set(r, size);
+    bound_answer(got, sr.row.map, range, d.cut, sr.row.scan.max_key);
+    RowScratch ahead = sc;
+    ahead.set        = ahead_set(r, size);
     // The sampler needs W alone, the list K and W.
-    typename Kernel::KeptSum kept{0, 0};
+    KeptSum kept{0, 0};
     if constexpr (M == Mode::sample)
-      kept.mass = k.kept_mass(team, d, sc, mass);
+      kept.mass = kept_mass(call, team, d, sc, mass);
     else
-      kept = k.partial_kept(team, d, sc, mass);
-    // The helpers' searches (help_cut) hold where the early set lies above
+      kept = partial_kept(call, team, d, sc, mass);
+    // The helpers' searches (help_cut) hold where the ahead set lies above
     // the cut: no copies of its key, searched from the set's own bottom.
     bool from_help = false;
     if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
       if (help) await_helpers(team, r);
-      from_help = help && got.n >= 0 && got.copies == 0 &&
-                  Kernel::third_low(got, d.cut) == got.bottom;
+      from_help = help && got.n >= 0 && got.copies == 0 && answer_low(got, d.cut) == got.bottom;
     } else {
       (void)help;
     }
@@ -1005,45 +993,47 @@ struct SplitKernel {
       int token                = -1;
       bool drawn               = false;
       if constexpr (Policy<ExecutionSpace>::split_fused_finish)
-        drawn = from_help && draw_helped(team, early, mass, target, got, sr.help, token);
-      if (!drawn && !k.draw_third(team, d, early, mass, target, got, token)) return false;
-      k.put_token(team, r, token);
+        drawn = from_help && draw_helped(team, ahead, mass, target, got, sr.help, token);
+      if (!drawn && !draw_in_answer(call, team, d, ahead, mass, target, got, token)) return false;
+      put_token(call, team, r, token);
     } else {
-      const int C = k.io.list_size;
+      const int C = call.io.list_size;
       int listed  = 0;
       bool placed = false;
       if (!(kept.count > std::uint32_t(C))) return false;
       if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
-        const EarlyHelp& e = sr.help;
+        const AheadHelp& e = sr.help;
         if (from_help && e.ok[0] && e.n[0] == got.n) {
           // The helper's boundary of the first C entries: C listed.
-          listed = k.list_placed(team, r, early, got.n, e.b[0], e.bound, C, mass, kept, f);
+          listed = list_placed(call, team, r, ahead, got.n, e.b[0], e.bound, C, mass, kept, f);
           placed = true;
         }
       }
-      if (!placed && !k.list_third(team, r, f, d, early, mass, kept, got, listed)) return false;
-      k.list_tail(team, r, listed, kept.count);
+      if (!placed && !list_in_answer(call, team, r, f, d, ahead, mass, kept, got, listed))
+        return false;
+      list_tail(call, team, r, listed, kept.count);
     }
     return true;
   }
 
-  // Teams that search a deferred row's early set while its last team cuts
+  // Teams that search a deferred row's ahead set while its last team cuts
   // the boundary's set (a fused split_gather): the sampler's two, the
-  // list's one. The cut's chain then holds no search of the early set.
-  static constexpr int early_helpers = M == Mode::sample ? 2 : 1;
+  // list's one (Tuning). The cut's chain then holds no search of the ahead set.
+  static constexpr int ahead_helpers =
+      M == Mode::sample ? Tuning::sampler_ahead_helpers : Tuning::list_ahead_helpers;
 
-  // Whether a deferred row's early set is searched by helpers; the same on
+  // Whether a deferred row's ahead set is searched by helpers; the same on
   // every team of the row (the same plan and state). The sampler's: top-p
   // alone, whose kept weight W the helpers bound (helper_target).
   KOKKOS_INLINE_FUNCTION bool helped(Filters const& f, BucketPlan const& plan, bool planned,
-                                     BucketRange early) const {
+                                     BucketRange ahead) const {
     if (!Policy<ExecutionSpace>::split_fused_finish || !lay.fused_finish || !planned ||
-        !plan.partial || !(early.hi >= early.lo) || lay.teams_per_row <= early_helpers)
+        !plan.partial || !(ahead.hi >= ahead.lo) || lay.teams_per_row <= ahead_helpers)
       return false;
     if constexpr (M == Mode::sample)
       return f.topp && !f.topk && !f.draw;
     else
-      return k.io.list_size > 0;
+      return call.io.list_size > 0;
   }
 
   // The draw's target at the least (h = 0) or greatest (h = 1) kept
@@ -1053,29 +1043,28 @@ struct SplitKernel {
   // fewer than a unit past T).
   KOKKOS_INLINE_FUNCTION weight_type helper_target(SplitRow const& sr, BucketPlan const& plan,
                                                    TwoRangeMass const& both, int h) const {
-    const weight_type least = mass_target(sr.f.p, double(both.total));
-    const weight_type unit  = Kernel::last_entry_bound(sr.map, plan, sr.scan.max_key,
-                                                       k.prm.weight_scale, sr.f.inv_t);
-    return mul_high_64(sr.f.u, h == 0 ? least : least + (unit - 1)) + 1;
+    const weight_type least = mass_target(sr.row.f.p, double(both.total));
+    const weight_type unit  = last_entry_bound(sr.row.map, plan, sr.row.scan.max_key,
+                                               call.prm.weight_scale, sr.row.f.inv_t);
+    return mul_high_64(sr.row.f.u, h == 0 ? least : least + (unit - 1)) + 1;
   }
 
   // A helper's work (a team of a fused split_gather that sees the row's
   // mode cutting): helper h = (s - help_from - 1) mod S, if below
-  // early_helpers, searches the early set (every gathering team has
+  // ahead_helpers, searches the ahead set (every gathering team has
   // arrived: the last team announced the cut after its ticket) and
   // publishes what it found.
   KOKKOS_INLINE_FUNCTION void help_cut(member_type const& team, std::int64_t r, int s,
-                                       BucketPlan const& plan, BucketRange early,
-                                       int size) const {
+                                       BucketPlan const& plan, BucketRange ahead, int size) const {
     SplitRow& sr = state(r);
     const int S  = lay.teams_per_row;
     const int h  = (s - sr.help_from + S - 1) % S;
-    if (h >= early_helpers) return;
-    const int count       = *static_cast<volatile int*>(&sr.early_counter);
+    if (h >= ahead_helpers) return;
+    const int count       = *static_cast<volatile int*>(&sr.ahead_counter);
     const int n           = count <= size ? count : -1;
-    const Candidates set  = early_set(r, size);
-    const key_type bottom = range_bottom_key(sr.map, early);
-    const key_type top    = range_top_key(sr.map, early, sr.scan.max_key);
+    const Candidates set  = ahead_set(r, size);
+    const key_type bottom = range_bottom_key(sr.row.map, ahead);
+    const key_type top    = range_top_key(sr.row.map, ahead, sr.row.scan.max_key);
     Boundary b{top, 0, 0, 0};
     weight_type below  = 0;
     bool ok            = false;
@@ -1084,26 +1073,26 @@ struct SplitKernel {
     if (n >= 0) {
       const Source src = set.source(n);
       if constexpr (M == Mode::sample) {
-        const MassMeasure mass  = k.mass_of(sr.scan, sr.f);
-        const TwoRangeMass both = joined(team, masses(r));
+        const MassMeasure mass   = mass_of(call, sr.row.scan, sr.row.f);
+        const TwoRangeMass both  = joined(team, masses(r));
         const weight_type inside = sum_above(team, src, mass, neg_inf_key);
         const weight_type t      = helper_target(sr, plan, both, h);
-        ok     = t > both.above2 && t - both.above2 <= inside;
-        target = ok ? t - both.above2 : 0;
-        if (ok) b = k.search(team, src, mass, neg_inf_key, 0, target, bottom, top, &below);
+        ok                       = t > both.above2 && t - both.above2 <= inside;
+        target                   = ok ? t - both.above2 : 0;
+        if (ok) b = search(call, team, src, mass, neg_inf_key, 0, target, bottom, top, &below);
       } else {
-        const weight_type C = weight_type(k.io.list_size);
-        ok     = sum_above(team, src, CountMeasure{}, neg_inf_key) >= C;
-        target = C;
+        const weight_type C = weight_type(call.io.list_size);
+        ok                  = sum_above(team, src, CountMeasure{}, neg_inf_key) >= C;
+        target              = C;
         if (ok) {
-          b     = k.search(team, src, CountMeasure{}, neg_inf_key, 0, C, bottom, top);
-          bound = tie_column_bound(team, set, n, b.key, b.keep, k.prm.vocab);
+          b     = search(call, team, src, CountMeasure{}, neg_inf_key, 0, C, bottom, top);
+          bound = tie_column_bound(team, set, n, b.key, b.keep, call.prm.vocab);
         }
       }
     }
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      EarlyHelp& e = sr.help;
+      AheadHelp& e = sr.help;
       e.b[h]       = b;
       e.below[h]   = below;
       e.target[h]  = target;
@@ -1120,7 +1109,7 @@ struct SplitKernel {
   KOKKOS_INLINE_FUNCTION void await_helpers(member_type const& team, std::int64_t r) const {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       volatile int* done = &state(r).help_done;
-      while (*done < early_helpers) {
+      while (*done < ahead_helpers) {
       }
       Kokkos::memory_fence();
     });
@@ -1134,10 +1123,10 @@ struct SplitKernel {
   // apart), the boundary is known without a pass; otherwise it lies
   // strictly between them, where the search starts from. false where the
   // helpers do not bracket the target.
-  KOKKOS_INLINE_FUNCTION bool draw_helped(member_type const& team, Scratch const& early,
+  KOKKOS_INLINE_FUNCTION bool draw_helped(member_type const& team, RowScratch const& ahead,
                                           MassMeasure const& mass, weight_type target,
-                                          typename Kernel::ThirdRead const& got,
-                                          EarlyHelp const& e, int& token) const {
+                                          AnswerSet const& got, AheadHelp const& e,
+                                          int& token) const {
     const weight_type above = got.exact.above;
     if (!(e.ok[0] && e.ok[1] && e.n[0] == got.n && e.n[1] == got.n && target > above &&
           e.b[0].passes > 0 && e.b[1].passes > 0))
@@ -1148,9 +1137,9 @@ struct SplitKernel {
     Boundary b = b0;
     bool known = false;
     for (int h = 0; h < 2 && !known; ++h) {
-      const Boundary& bh      = e.b[h];
-      const weight_type over  = e.below[h];  // M(> K) of helper h's key
-      const weight_type unit  = mass.unit(bh.key);
+      const Boundary& bh     = e.b[h];
+      const weight_type over = e.below[h];  // M(> K) of helper h's key
+      const weight_type unit = mass.unit(bh.key);
       if (t > over && t - over <= unit * bh.group) {
         b      = bh;
         b.keep = std::uint32_t((t - over + unit - 1) / unit);
@@ -1160,62 +1149,60 @@ struct SplitKernel {
     if (!known) {
       // M(> K1) >= t > M(>= K0) = M(> K0 - 1).
       if (!(e.below[1] >= t && key_type(b0.key - 1) > b1.key)) return false;
-      b = k.search(team, early.set.source(got.n), mass, neg_inf_key, 0, t, b1.key,
-                   key_type(b0.key - 1));
+      b = search(call, team, ahead.set.source(got.n), mass, neg_inf_key, 0, t, b1.key,
+                 key_type(b0.key - 1));
       if (b.passes <= 0) return false;
     }
-    token = tie_column_bound(team, early.set, got.n, b.key, b.keep, k.prm.vocab);
+    token = tie_column_bound(team, ahead.set, got.n, b.key, b.keep, call.prm.vocab);
     return true;
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredFinish,
-                                         member_type const& team) const {
+  KOKKOS_INLINE_FUNCTION void operator()(SplitDeferredFinish, member_type const& team) const {
     const std::int64_t r = team.league_rank() / lay.teams_per_row;
     const int s          = team.league_rank() % lay.teams_per_row;
     SplitRow& sr         = state(r);
-    if (sr.mode != SplitMode::third) {
+    if (sr.mode != SplitMode::answer) {
       if (s == 0) clear(team, r);
       return;
     }
     scratch_view<int> slot(team.team_scratch(0), 2);
-    third_read(team, r, s, slot.data());
+    answer_read(team, r, s, slot.data());
   }
 
   // A deferred row's third read on segment s (the buckets deferred_cut
   // placed), and on the row's last team the draw or the list, then the
   // row's clearing: split_deferred_finish's work, or a fused
   // split_gather's.
-  KOKKOS_INLINE_FUNCTION void third_read(member_type const& team, std::int64_t r, int s,
-                                         int* slot) const {
-    SplitRow& sr           = state(r);
-    const Scratch sc       = row_scratch(r, slot + 1);
-    const Filters f        = sr.f;
-    const MassMeasure mass = k.mass_of(sr.scan, f);
-    const BucketMap map    = sr.map;
-    const BucketRange third = sr.third;
-    const int b            = seg_begin(s);
-    const RangeMass m =
-        gather_range<Kernel::gather_unroll, false>(team, row_of(r) + b, seg_end(s) - b, map,
-                                                   third, sc.set, Kernel::third_weigh, mass, b);
+  KOKKOS_INLINE_FUNCTION void answer_read(member_type const& team, std::int64_t r, int s,
+                                          int* slot) const {
+    SplitRow& sr            = state(r);
+    const RowScratch sc     = row_scratch(r, slot + 1);
+    const Filters f         = sr.row.f;
+    const MassMeasure mass  = mass_of(call, sr.row.scan, f);
+    const BucketMap map     = sr.row.map;
+    const BucketRange third = sr.answer;
+    const int b             = seg_begin(s);
+    const RangeMass m       = gather_range<Call::gather_unroll, false>(
+        team, row_of(r) + b, seg_end(s) - b, map, third, sc.set, Call::answer_weigh, mass, b);
     put_mass(team, r, s, m);
     if (!last_team(team, r, slot)) return;
 
-    typename Kernel::ThirdRead got;
-    got.exact    = joined_mass(team, r);
-    const int n  = *sc.set.counter;
-    got.n        = n <= sc.set.capacity() ? n : -1;
-    Kernel::bound_third(got, sr.map, sr.third, sr.d.cut, sr.scan.max_key);
-    const Decision d = sr.d;
+    AnswerSet got;
+    got.exact   = joined_mass(team, r);
+    const int n = *sc.set.counter;
+    got.n       = n <= sc.set.capacity() ? n : -1;
+    bound_answer(got, sr.row.map, sr.answer, sr.row.d.cut, sr.row.scan.max_key);
+    const Decision d = sr.row.d;
     bool done        = false;
     if constexpr (M == Mode::sample) {
       int token = -1;
-      done      = k.draw_third(team, d, sc, mass, sr.target, got, token);
-      if (done) k.put_token(team, r, token);
+      done      = draw_in_answer(call, team, d, sc, mass, sr.target, got, token);
+      if (done) put_token(call, team, r, token);
     } else {
-      const typename Kernel::KeptSum kept{sr.kept_mass, sr.kept_count};
+      const KeptSum kept{sr.kept_mass, sr.kept_count};
       int listed = 0;
-      done       = k.list_third(team, r, f, d, sc, mass, kept, got, listed);
-      if (done) k.list_tail(team, r, listed, kept.count);
+      done       = list_in_answer(call, team, r, f, d, sc, mass, kept, got, listed);
+      if (done) list_tail(call, team, r, listed, kept.count);
     }
     if (!done) {
       // The set now holds the third read's buckets, not the cut's: the
@@ -1224,7 +1211,7 @@ struct SplitKernel {
       Decision whole = d;
       whole.partial  = false;
       whole.write    = Write::row;
-      k.finish_row(team, r, row_of(r), f, sr.scan, sr.map, whole, sc);
+      finish_row(call, team, r, row_of(r), f, sr.row.scan, sr.row.map, whole, sc);
     }
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() { sr.mode = SplitMode::none; });
@@ -1235,4 +1222,4 @@ struct SplitKernel {
 }  // namespace detail
 }  // namespace qrita
 
-#endif  // QRITA_DETAIL_SPLIT_KERNEL_HPP
+#endif  // QRITA_DETAIL_KERNELS_SPLIT_KERNEL_HPP
