@@ -374,18 +374,19 @@ enum class Weigh { none, all };
 // asks for. Each thread keeps Unroll 16-byte loads in flight (visit_groups).
 // The mask's read (Write) handles a group's entries in two phases
 // (PhasedVisitor), the others one entry at a time (visit_row).
-// `set` is taken by value (so are the sets of gather_two_ranges and
-// scan_row): through a reference into the caller's frame the compiler
-// reloaded the set's pointers from the stack after every store a push
-// makes, since such a store might alias them (CUDA SASS); a copy in
-// registers cannot alias.
+// `set`, `map` and `mass` are taken by value (so are those of
+// gather_two_ranges and scan_row): through a reference into the caller's
+// frame the compiler reloaded them from the stack after every store a push
+// makes, since such a store might alias them (CUDA SASS: the caller's row
+// state is in local memory wherever its address reaches an out-of-line
+// call); a copy in registers cannot alias.
 template <int Unroll, bool Write, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
-                                              int vocab, BucketMap const& map,
+                                              int vocab, const BucketMap map,
                                               BucketRange r,
                                               const Candidates set,
                                               Weigh weigh,
-                                              MassMeasure const& mass,
+                                              const MassMeasure mass,
                                               int column_base = 0) {
   const RowSplit split = split_row(row, vocab);
   RangeMass result;
@@ -449,9 +450,9 @@ KOKKOS_FORCEINLINE_FUNCTION RangeMass gather_range(Member const& team, T* row,
 // the draw's target's buckets (SplitKernel::deferred_gather).
 template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION TwoRangeMass gather_two_ranges(
-    Member const& team, const T* row, int vocab, BucketMap const& map, BucketRange r,
+    Member const& team, const T* row, int vocab, const BucketMap map, BucketRange r,
     const Candidates set, BucketRange r2, const Candidates set2,
-    MassMeasure const& mass, int column_base = 0) {
+    const MassMeasure mass, int column_base = 0) {
   const RowSplit split = split_row(row, vocab);
   const auto visit = [&](float z, int column, TwoRangeMass& acc) {
     if (!is_candidate_value(z)) return;

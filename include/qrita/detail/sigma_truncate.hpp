@@ -206,7 +206,8 @@ struct RowScan {
 
 // The gathering read (pass 1) of `vocab` entries from `row` (a whole row,
 // or a segment of one whose first column is column_base). Entries above t
-// (none if t is NaN) are offered to `set` (by value: see gather_range);
+// (none if t is NaN) are offered to `set` (by value, as is the map: see
+// gather_range);
 // the others are counted into the histogram `hist` (team scratch, zeroed
 // by the caller; nullptr: none) by map.index, except bucket
 // 0, which is returned as RowScan::below for the caller to store. With
@@ -215,7 +216,7 @@ struct RowScan {
 // this gives the row's softmax normaliser without a second read.
 template <int Unroll, class Member, class T>
 KOKKOS_FORCEINLINE_FUNCTION RowScan scan_row(Member const& team, const T* row,
-                                        int vocab, BucketMap const& map,
+                                        int vocab, const BucketMap map,
                                         const Candidates set,
                                         std::uint32_t* hist, bool want_tail,
                                         float scale, float inv_t,
