@@ -307,6 +307,22 @@ constexpr bool check_output_type() {
   return true;
 }
 
+// seeds, offsets and tokens into the call, each extent checked first.
+template <class T, class SeedView, class OffsetView, class TokenView>
+void set_sample_outputs(const char* call_nm, Call<T>& call, SeedView const& seeds,
+                        OffsetView const& offsets, TokenView const& tokens) {
+  const std::size_t batch = std::size_t(call.batch);
+  check_column_extent(call_nm, seeds, "seeds", batch);
+  check_column_extent(call_nm, offsets, "offsets", batch);
+  check_column_extent(call_nm, tokens, "tokens", batch);
+  call.io.seeds          = reinterpret_cast<const std::uint64_t*>(seeds.data());
+  call.io.seeds_stride   = std::int64_t(seeds.stride(0));
+  call.io.offsets        = reinterpret_cast<const std::uint64_t*>(offsets.data());
+  call.io.offsets_stride = std::int64_t(offsets.stride(0));
+  call.io.tokens         = tokens.data();
+  call.io.tokens_stride  = std::int64_t(tokens.stride(0));
+}
+
 template <class ExecutionSpace, class LogitsView, class MemorySpace, class SeedView,
           class OffsetView, class TokenView>
 void dispatch_sample(ExecutionSpace const& space, LogitsView const& logits,
@@ -321,36 +337,17 @@ void dispatch_sample(ExecutionSpace const& space, LogitsView const& logits,
   constexpr const char* call_nm = call_name<Mode::sample>();
   auto [call, full] = begin_call<Mode::sample>(space, logits, opts);
   set_params(call_nm, call, params);
-  const std::size_t batch = std::size_t(call.batch);
-  check_column_extent(call_nm, seeds, "seeds", batch);
-  check_column_extent(call_nm, offsets, "offsets", batch);
-  check_column_extent(call_nm, tokens, "tokens", batch);
-  call.io.seeds          = reinterpret_cast<const std::uint64_t*>(seeds.data());
-  call.io.seeds_stride   = std::int64_t(seeds.stride(0));
-  call.io.offsets        = reinterpret_cast<const std::uint64_t*>(offsets.data());
-  call.io.offsets_stride = std::int64_t(offsets.stride(0));
-  call.io.tokens         = tokens.data();
-  call.io.tokens_stride  = std::int64_t(tokens.stride(0));
+  set_sample_outputs(call_nm, call, seeds, offsets, tokens);
   ProfilingRegion region(call_nm);
   launch<Mode::sample>(space, call, full, opts, ws);
 }
 
-template <class ExecutionSpace, class LogitsView, class MemorySpace, class IdView,
-          class ProbView, class LogprobView, class CountView>
-void dispatch_candidates(ExecutionSpace const& space, LogitsView const& logits,
-                         SamplingParams<MemorySpace> const& params, IdView const& ids,
-                         ProbView const& probs, LogprobView const& logprobs,
-                         CountView const& counts, Options const& opts,
-                         WorkspaceMemory const& ws) {
-  static_assert(check_logits_type<ExecutionSpace, LogitsView, false>());
-  static_assert(check_params_type<ExecutionSpace, MemorySpace>());
-  static_assert(check_output_type<ExecutionSpace, IdView, int, 2>());
-  static_assert(check_output_type<ExecutionSpace, ProbView, float, 2>());
-  static_assert(check_output_type<ExecutionSpace, LogprobView, float, 2>());
-  static_assert(check_output_type<ExecutionSpace, CountView, int, 1>());
-  constexpr const char* call_nm = call_name<Mode::candidates>();
-  auto [call, full] = begin_call<Mode::candidates>(space, logits, opts);
-  set_params(call_nm, call, params);
+// ids, probs, logprobs and counts into the call, each shape checked
+// first (probs and logprobs may be empty Views: skipped).
+template <class T, class IdView, class ProbView, class LogprobView, class CountView>
+void set_list_outputs(const char* call_nm, Call<T>& call, IdView const& ids,
+                      ProbView const& probs, LogprobView const& logprobs,
+                      CountView const& counts) {
   const std::size_t batch = std::size_t(call.batch);
   const std::size_t C     = ids.extent(1);
   if (ids.extent(0) != batch)
@@ -372,16 +369,6 @@ void dispatch_candidates(ExecutionSpace const& space, LogitsView const& logits,
   if (C > std::size_t(INT_MAX))
     invalid_argument(call_nm, "argument 'ids' has " + str(C) + " columns; at most " +
                                   std::to_string(INT_MAX) + " are supported");
-  if (batch > 0 && call.vocab > 0) {
-    // The largest list a call can make: the candidates a team holds.
-    const int most = full.plan.candidate_capacity + (ws.given ? full.plan.tier_capacity : 0);
-    if (C > std::size_t(most))
-      invalid_argument(call_nm, "a list of " + str(C) +
-                                    " candidates per row is more than a team holds here (" +
-                                    std::to_string(most) +
-                                    (ws.given ? "" : "; a qrita::Workspace adds the device tier") +
-                                    ")");
-  }
   call.io.ids      = ids.data();
   call.io.ids_row  = std::int64_t(ids.stride(0));
   call.io.ids_slot = std::int64_t(ids.stride(1));
@@ -398,6 +385,36 @@ void dispatch_candidates(ExecutionSpace const& space, LogitsView const& logits,
   call.io.counts        = counts.data();
   call.io.counts_stride = std::int64_t(counts.stride(0));
   call.io.list_size     = int(C);
+}
+
+template <class ExecutionSpace, class LogitsView, class MemorySpace, class IdView,
+          class ProbView, class LogprobView, class CountView>
+void dispatch_candidates(ExecutionSpace const& space, LogitsView const& logits,
+                         SamplingParams<MemorySpace> const& params, IdView const& ids,
+                         ProbView const& probs, LogprobView const& logprobs,
+                         CountView const& counts, Options const& opts,
+                         WorkspaceMemory const& ws) {
+  static_assert(check_logits_type<ExecutionSpace, LogitsView, false>());
+  static_assert(check_params_type<ExecutionSpace, MemorySpace>());
+  static_assert(check_output_type<ExecutionSpace, IdView, int, 2>());
+  static_assert(check_output_type<ExecutionSpace, ProbView, float, 2>());
+  static_assert(check_output_type<ExecutionSpace, LogprobView, float, 2>());
+  static_assert(check_output_type<ExecutionSpace, CountView, int, 1>());
+  constexpr const char* call_nm = call_name<Mode::candidates>();
+  auto [call, full] = begin_call<Mode::candidates>(space, logits, opts);
+  set_params(call_nm, call, params);
+  set_list_outputs(call_nm, call, ids, probs, logprobs, counts);
+  const std::size_t C = ids.extent(1);
+  if (call.batch > 0 && call.vocab > 0) {
+    // The largest list a call can make: the candidates a team holds.
+    const int most = full.plan.candidate_capacity + (ws.given ? full.plan.tier_capacity : 0);
+    if (C > std::size_t(most))
+      invalid_argument(call_nm, "a list of " + str(C) +
+                                    " candidates per row is more than a team holds here (" +
+                                    std::to_string(most) +
+                                    (ws.given ? "" : "; a qrita::Workspace adds the device tier") +
+                                    ")");
+  }
   ProfilingRegion region(call_nm);
   launch<Mode::candidates>(space, call, full, opts, ws);
 }

@@ -78,6 +78,15 @@ KOKKOS_INLINE_FUNCTION MassMeasure mass_of(CallT const& call, RowScan const& sca
   return MassMeasure{key_value(scan.max_key), call.prm.weight_scale, f.inv_t};
 }
 
+// min-p's cut c = M + T ln(min_p) in double (docs/SEMANTICS.md, 7): M
+// itself for min_p >= 1 (also at T = +inf, where the product would be
+// inf * 0) and for an infinite M.
+KOKKOS_INLINE_FUNCTION double min_p_cut(Filters const& f, float top) {
+  if (f.min_p < 1.0f && is_finite_value(top))
+    return double(top) + double(f.temperature) * log_d(double(f.min_p));
+  return double(top);
+}
+
 // min-p, once the first read knows the row's maximum M: the entries with
 // x >= c = M + T ln(min_p) are a prefix of the order, so min-p is top-k
 // with k = their count (or top-k's own k, if smaller). The count is taken
@@ -90,10 +99,7 @@ KOKKOS_INLINE_FUNCTION void apply_min_p(CallT const& call, typename CallT::membe
                                         RowScratch const& s, RowStats& st) {
   f.minp = false;
   if (scan.candidates == 0) return;
-  const float top = key_value(scan.max_key);
-  double c        = double(top);
-  if (f.min_p < 1.0f && is_finite_value(top))
-    c = double(top) + double(f.temperature) * log_d(double(f.min_p));
+  const double c      = min_p_cut(f, key_value(scan.max_key));
   std::uint32_t count = 0;
   const auto at_least = [&](float z) { return double(z) >= c; };
   if (th.valid() && c > double(th.t) && outliers <= s.set.capacity()) {

@@ -18,6 +18,49 @@
 namespace qrita {
 namespace detail {
 
+// One listed entry's probability and log-probability under the kept
+// set's weight W (kept.mass): w / W, and (x - max) / T - ln(W / 2^F) in
+// double, exact from the value (a +inf maximum's limit log(w / W)
+// otherwise). The sharded list (detail/shard) writes its slots with it too.
+struct ListEntry {
+  float prob;
+  float logprob;
+};
+
+struct ListNorm {
+  MassMeasure mass;
+  double W;
+  double log_norm;
+  float inv_t;
+  bool inf_max;
+
+  KOKKOS_INLINE_FUNCTION static ListNorm of(weight_type kept_mass, MassMeasure const& mass,
+                                            Filters const& f, float weight_scale) {
+    const double W = double(kept_mass);
+    return ListNorm{mass, W, log_d(W / double(weight_scale)), f.inv_t,
+                    !is_finite_value(mass.ref)};
+  }
+
+  KOKKOS_INLINE_FUNCTION ListEntry entry(key_type key) const {
+    const float z       = key_value(key);
+    const weight_type w = mass(z);
+    const double lp =
+        inf_max ? (w > 0 ? log_d(double(w) / W) : -double(bits_as_float(0x7F800000u)))
+                : (double(z) - double(mass.ref)) * double(inv_t) - log_norm;
+    return ListEntry{float(double(w) / W), float(lp)};
+  }
+};
+
+// Slot `place` of row r's list: the column, its probability and its
+// log-probability (where the call asked for them).
+KOKKOS_INLINE_FUNCTION void write_list_slot(RowIO const& io, std::int64_t r, int place,
+                                            int column, ListEntry const& e) {
+  io.ids[r * io.ids_row + place * io.ids_slot] = column;
+  if (io.probs) io.probs[r * io.probs_row + place * io.probs_slot] = e.prob;
+  if (io.logprobs) io.logprobs[r * io.logprobs_row + place * io.logprobs_slot] = e.logprob;
+}
+
+
 // candidate_list on a deferred row in one read of it (the second kernel,
 // finish_deferred): the buckets of the list's first C entries (exact
 // counts from the top: they do not depend on the cut) are gathered by
@@ -204,16 +247,10 @@ KOKKOS_INLINE_FUNCTION void write_list(CallT const& call, typename CallT::member
       // probabilities.
       kept.count      = d.cut.keep;
       kept.mass       = mass.unit(d.cut.key) * d.cut.keep;
-      const int n     = int(d.cut.keep) < C ? int(d.cut.keep) : C;
-      const double pr = 1.0 / double(d.cut.keep);
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int j) {
-        call.io.ids[r * call.io.ids_row + j * call.io.ids_slot] = j;
-        if (call.io.probs)
-          call.io.probs[r * call.io.probs_row + j * call.io.probs_slot] = float(pr);
-        if (call.io.logprobs)
-          call.io.logprobs[r * call.io.logprobs_row + j * call.io.logprobs_slot] =
-              float(-log_d(double(d.cut.keep)));
-      });
+      const int n       = int(d.cut.keep) < C ? int(d.cut.keep) : C;
+      const ListEntry e = ListNorm::of(kept.mass, mass, f, call.prm.weight_scale).entry(d.cut.key);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n),
+                           [&](int j) { write_list_slot(call.io, r, j, j, e); });
       listed = n;
     } else if (CallT::deferred && d.partial &&
                list_partial(call, team, r, row, f, scan, map, d, s, mass, kept, listed)) {
@@ -309,25 +346,10 @@ KOKKOS_INLINE_FUNCTION int list_placed(CallT const& call, typename CallT::member
   const auto listed     = [&](key_type key, int column) {
     return key > cut.key || (key == cut.key && column <= bound);
   };
-  const double W        = double(kept.mass);
-  const double log_norm = log_d(W / double(call.prm.weight_scale));
-  const bool inf_max    = !is_finite_value(mass.ref);
-  // clang-format off
-  const auto write = [&](int place, key_type key, int column) {
-    const float z       = key_value(key);
-    const weight_type w = mass(z);
-    call.io.ids[r * call.io.ids_row + place * call.io.ids_slot] = column;
-    if (call.io.probs)
-      call.io.probs[r * call.io.probs_row + place * call.io.probs_slot] = float(double(w) / W);
-    if (call.io.logprobs) {
-      // Exact in double from the value; a +inf maximum's limit otherwise.
-      const double lp =
-          inf_max ? (w > 0 ? log_d(double(w) / W) : -double(bits_as_float(0x7F800000u)))
-                  : (double(z) - double(mass.ref)) * double(f.inv_t) - log_norm;
-      call.io.logprobs[r * call.io.logprobs_row + place * call.io.logprobs_slot] = float(lp);
-    }
+  const ListNorm norm = ListNorm::of(kept.mass, mass, f, call.prm.weight_scale);
+  const auto write     = [&](int place, key_type key, int column) {
+    write_list_slot(call.io, r, place, column, norm.entry(key));
   };
-  // clang-format on
   const auto before = [](key_type kj, int cj, key_type key, int column) {
     return kj > key || (kj == key && cj < column);
   };
