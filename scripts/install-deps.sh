@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh [--backend openmp|serial|cuda|hip] [--deps-dir DIR]
 #
 # 1. Debian packages: a C++ compiler, CMake, Ninja, GoogleTest, Google
-#    Benchmark, fmt, CLI11 (only those missing are installed). --backend cuda adds
+#    Benchmark, fmt, CLI11, OpenMPI (the sharded calls' tests) (only those
+#    missing are installed). --backend cuda adds
 #    Debian's CUDA 11.8 (nvidia-cuda-toolkit, from bookworm contrib/non-free)
 #    and g++-11, its host compiler; --backend hip adds Debian's ROCm 5.2 hipcc.
 # 2. Kokkos 3.4.01 and Kokkos Kernels 3.4.01 from Debian's `trilinos` source
@@ -98,7 +99,7 @@ fi
 
 # --- 1. Debian packages -----------------------------------------------------
 packages=(g++ cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libcli11-dev
-          ca-certificates "${extra_packages[@]}")
+          libopenmpi-dev openmpi-bin ca-certificates "${extra_packages[@]}")
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sharded calls on every enabled backend with qrita::SingleRank (the
+// whole vocabulary as the one shard): the same kept sets, tokens and lists
+// as the plain calls, bit for bit, on rows of every kind the definition
+// names, and arguments checked before anything is written. The MPI tests
+// (tests/sharded) run the same comparison on 1 to 4 ranks.
+
+#include "support.hpp"
+
+#include <qrita/sharded.hpp>
+
+#include <cstring>
+#include <random>
+
+namespace {
+
+template <class Exec>
+class Sharded : public ::testing::Test {};
+TYPED_TEST_SUITE(Sharded, qtest::Backends, qtest::BackendName);
+
+template <class Exec, class E>
+Kokkos::View<E*, typename Exec::memory_space> device_column(std::vector<E> const& v) {
+  Kokkos::View<E*, typename Exec::memory_space> d("column", v.size());
+  auto h = Kokkos::create_mirror_view(d);
+  for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+// Rows of several kinds (randn, ties, bf16-like ties, a near-flat row with
+// a nucleus of most of it, mostly -inf, NaN, +inf entries, all equal, no
+// candidate) and filters drawn per row.
+struct Rows {
+  int B, V;
+  std::vector<float> x;
+  std::vector<int> k;
+  std::vector<float> p, m, t;
+  std::vector<std::uint64_t> seeds, offsets;
+};
+
+Rows make_rows(int B, int V, std::uint64_t seed) {
+  Rows w{B, V, std::vector<float>(std::size_t(B) * std::size_t(V)), {}, {}, {}, {}, {}, {}};
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int ks[]   = {0, 1, 3, 40, V - 1, V};
+  const float ps[] = {1.0f, 0.9f, 0.5f, 0.0f, 0.995f};
+  const float ms[] = {0.0f, 0.0f, 0.1f, 1.0f};
+  const float ts[] = {1.0f, 0.5f, 3.0f, 0.0f, qtest::inf};
+  for (int r = 0; r < B; ++r) {
+    for (int i = 0; i < V; ++i) {
+      float v = normal(rng);
+      switch (r % 8) {
+        case 1: v = float(int(v * 2.0f)) / 2.0f; break;
+        case 2: v = qtest::round_to<qrita::bfloat16>(3.0f * v); break;
+        case 3: v = 1e-3f * v; break;
+        case 4: v = rng() % 10 == 0 ? v : -qtest::inf; break;
+        case 5: v = i % 3 == 0 ? qtest::nan_value() : v; break;
+        case 6: v = i % 50 == 7 ? qtest::inf : v; break;
+        case 7: v = r % 16 == 7 ? 2.0f : -qtest::inf; break;
+        default: break;
+      }
+      w.x[std::size_t(r) * std::size_t(V) + std::size_t(i)] = v;
+    }
+    w.k.push_back(ks[rng() % 6]);
+    w.p.push_back(ps[rng() % 5]);
+    w.m.push_back(ms[rng() % 4]);
+    w.t.push_back(ts[rng() % 5]);
+    w.seeds.push_back(rng());
+    w.offsets.push_back(rng() % 64);
+  }
+  return w;
+}
+
+template <class Exec>
+struct Device {
+  using memory = typename Exec::memory_space;
+  Kokkos::View<float**, Kokkos::LayoutRight, memory> logits;
+  qrita::SamplingParams<memory> params;
+  Kokkos::View<std::uint64_t*, memory> seeds, offsets;
+
+  explicit Device(Rows const& w)
+      : logits("logits", std::size_t(w.B), std::size_t(w.V)),
+        seeds(device_column<Exec>(w.seeds)),
+        offsets(device_column<Exec>(w.offsets)) {
+    auto h = Kokkos::create_mirror_view(logits);
+    std::memcpy(h.data(), w.x.data(), w.x.size() * sizeof(float));
+    Kokkos::deep_copy(logits, h);
+    params.k           = device_column<Exec>(w.k);
+    params.p           = device_column<Exec>(w.p);
+    params.min_p       = device_column<Exec>(w.m);
+    params.temperature = device_column<Exec>(w.t);
+  }
+};
+
+template <class V>
+auto on_host(V const& v) {
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+}
+
+template <class A, class B>
+int differing_words(A const& a, B const& b) {
+  int n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) n += std::memcmp(a.data() + i, b.data() + i, 4) != 0;
+  return n;
+}
+
+TYPED_TEST(Sharded, SingleRankEqualsThePlainCalls) {
+  using Exec   = TypeParam;
+  using memory = typename Exec::memory_space;
+  Exec space;
+  const qrita::SingleRank comm;
+  for (int V : {1, 7, 1000, 40000}) {
+    const Rows w = make_rows(32, V, std::uint64_t(V) + 5);
+    const qrita::sharded::Shard shard{0, V, V};
+    Device<Exec> plain(w), mine(w);
+    qrita::sample_mask(space, plain.logits, plain.params);
+    qrita::sharded::sample_mask(space, comm, mine.logits, shard, mine.params);
+    EXPECT_EQ(differing_words(on_host(plain.logits), on_host(mine.logits)), 0) << "V = " << V;
+
+    const Device<Exec> d(w);
+    Kokkos::View<int*, memory> t0("t0", 32), t1("t1", 32);
+    qrita::sample_tokens(space, d.logits, d.params, d.seeds, d.offsets, t0);
+    qrita::sharded::sample_tokens(space, comm, d.logits, shard, d.params, d.seeds, d.offsets,
+                                  t1);
+    EXPECT_EQ(differing_words(on_host(t0), on_host(t1)), 0) << "V = " << V;
+
+    const int C = V < 9 ? V : 9;  // the plain list holds at most the row
+    Kokkos::View<int**, memory> i0("i0", 32, C), i1("i1", 32, C);
+    Kokkos::View<float**, memory> p0("p0", 32, C), p1("p1", 32, C), l0("l0", 32, C),
+        l1("l1", 32, C);
+    Kokkos::View<int*, memory> n0("n0", 32), n1("n1", 32);
+    qrita::candidate_list(space, d.logits, d.params, i0, p0, l0, n0);
+    qrita::sharded::candidate_list(space, comm, d.logits, shard, d.params, i1, p1, l1, n1);
+    EXPECT_EQ(differing_words(on_host(i0), on_host(i1)), 0) << "V = " << V;
+    EXPECT_EQ(differing_words(on_host(p0), on_host(p1)), 0) << "V = " << V;
+    EXPECT_EQ(differing_words(on_host(l0), on_host(l1)), 0) << "V = " << V;
+    EXPECT_EQ(differing_words(on_host(n0), on_host(n1)), 0) << "V = " << V;
+  }
+}
+
+TYPED_TEST(Sharded, BadArgumentsThrowBeforeAnythingIsWritten) {
+  using Exec = TypeParam;
+  Exec space;
+  const qrita::SingleRank comm;
+  const Rows w = make_rows(4, 100, 3);
+  Device<Exec> d(w);
+  const auto before = on_host(d.logits);
+  const auto throws = [&](qrita::sharded::Shard const& shard, const char* says) {
+    try {
+      qrita::sharded::sample_mask(space, comm, d.logits, shard, d.params);
+      ADD_FAILURE() << "no error for " << says;
+    } catch (std::invalid_argument const& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  throws({0, 99, 100}, "shard.columns");
+  throws({1, 100, 100}, "do not lie in a vocabulary");
+  throws({0, 100, 0}, "shard.vocab");
+  // One rank's shard must be the whole vocabulary.
+  throws({0, 100, 200}, "the shards cover 100 columns of a vocabulary of 200");
+  EXPECT_EQ(differing_words(before, on_host(d.logits)), 0);
+}
+
+}  // namespace
