@@ -10,6 +10,7 @@
 // the records back on the host, so it synchronises.
 
 #include <qrita/detail/row/state.hpp>
+#include <qrita/detail/shard/select.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -121,7 +122,7 @@ template <class Space>
 std::uint64_t inputs_digest(Space const& space, RowIO const& io, std::int64_t batch) {
   std::uint64_t digest = 0;
   Kokkos::parallel_reduce(
-      "qrita::sharded_digest", Kokkos::RangePolicy<Space>(space, 0, batch),
+      "qrita::sharded_digest", RowRange<Space>(space, 0, batch),
       KOKKOS_LAMBDA(std::int64_t r, std::uint64_t& acc) {
         std::uint64_t h = mix64(std::uint64_t(r));
         const auto add  = [&](std::uint64_t v) { h = mix64(h ^ v); };

@@ -36,6 +36,10 @@ namespace qrita {
 namespace detail {
 namespace shard {
 
+// One iteration per row, with 64-bit row indices on every backend.
+template <class Space>
+using RowRange = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
+
 constexpr int digit_bits   = 8;
 constexpr int digit_passes = 32 / digit_bits;
 constexpr int buckets      = 1 << digit_bits;

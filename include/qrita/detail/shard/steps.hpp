@@ -131,7 +131,7 @@ KOKKOS_INLINE_FUNCTION key_type min_p_floor(double c, key_type top) {
 template <class Space, class T, Mode M>
 void row_setup(Space const& space, ShardCall<T, M> const& call, Buffers const& b) {
   Kokkos::parallel_for(
-      "qrita::sharded_setup", Kokkos::RangePolicy<Space>(space, 0, call.batch),
+      "qrita::sharded_setup", RowRange<Space>(space, 0, call.batch),
       KOKKOS_LAMBDA(std::int64_t r) {
         ShardRow s;
         s.f       = read_filters(call, r);
@@ -151,7 +151,7 @@ void select(Space const& space, Comm const& comm, ShardCall<T, M> const& call, B
             Goal goal) {
   const int list_size = call.io.list_size;
   Kokkos::parallel_for(
-      "qrita::sharded_select", Kokkos::RangePolicy<Space>(space, 0, call.batch),
+      "qrita::sharded_select", RowRange<Space>(space, 0, call.batch),
       KOKKOS_LAMBDA(std::int64_t r) { begin_select(goal, b.rows[r]); });
   const int scratch = int(histogram_words * sizeof(std::uint64_t));
   using Scratch     = Kokkos::View<std::uint64_t*, typename Space::scratch_memory_space,
@@ -178,7 +178,7 @@ void select(Space const& space, Comm const& comm, ShardCall<T, M> const& call, B
         });
     comm.allreduce_sum(space, b.hist, std::size_t(call.batch) * histogram_words);
     Kokkos::parallel_for(
-        "qrita::sharded_choose", Kokkos::RangePolicy<Space>(space, 0, call.batch),
+        "qrita::sharded_choose", RowRange<Space>(space, 0, call.batch),
         KOKKOS_LAMBDA(std::int64_t r) {
           choose_digit(goal, b.rows[r], b.hist + r * histogram_words, pass, list_size);
         });
@@ -264,7 +264,7 @@ void pick_token(Space const& space, Comm const& comm, ShardCall<T, Mode::sample>
       });
   comm.allreduce_max(space, b.row_word, std::size_t(call.batch));
   Kokkos::parallel_for(
-      "qrita::sharded_token", Kokkos::RangePolicy<Space>(space, 0, call.batch),
+      "qrita::sharded_token", RowRange<Space>(space, 0, call.batch),
       KOKKOS_LAMBDA(std::int64_t r) {
         call.io.tokens[r * call.io.tokens_stride] = int(std::int64_t(b.row_word[r]) - 1);
       });
