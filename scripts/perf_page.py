@@ -17,6 +17,8 @@ plain or compressed (.xz or .gz):
                 name, driver and memory, the date (optional; the JSON context
                 stands in)
   tests.json    the test suite's JSON (optional)
+  sharded-*.json  perf/sharded_mpi.cpp's Google Benchmark JSON, one file per
+                rank count (optional; from a CPU run, kept by --keep)
 
 --out     the page (default docs/PERFORMANCE.md); its plots are linked from
           perf/ beside it.
@@ -742,6 +744,7 @@ def page(data_dir, out_path, argv_dir):
     lines += sampler_table(results)
     lines += python_table(results)
     lines += targets(results)
+    lines += sharded_section(data_dir)
     lines += plots_section()
     lines += unwrap(REPRODUCE) + [""]
     lines += unwrap(MILESTONES) + [""]
@@ -749,6 +752,121 @@ def page(data_dir, out_path, argv_dir):
     while lines and lines[-1] == "":
         lines.pop()
     return "\n".join(lines) + "\n", results, info
+
+
+# --- the sharded calls ------------------------------------------------------
+
+# The NVLink model's parameters (docs/SHARDED.md): the bandwidth of one
+# direction of an H100 or H200's NVLink (18 links of 25 GB/s each way), and a
+# collective's fixed cost, assumed.
+NVLINK_GBPS = 450.0
+COLLECTIVE_US = 10.0
+HIST_WORDS = 4 * 512  # one select: 4 passes of 256 (count, weight) buckets
+
+
+def sharded_files(folder):
+    paths = []
+    for pattern in ("sharded*.json", "sharded*.json.xz", "sharded*.json.gz"):
+        paths += glob.glob(os.path.join(folder, pattern))
+    return sorted(paths)
+
+
+def sharded_results(folder):
+    """{(approach, V, B, ranks): (median us, bytes received per call)} and
+    the first file's context."""
+    out, context = {}, {}
+    for path in sharded_files(folder):
+        with open_text(path) as f:
+            data = json.load(f)
+        context = context or data.get("context", {})
+        for b in data.get("benchmarks", []):
+            if b.get("aggregate_name") != "median":
+                continue
+            parts = b["run_name"].split("/")
+            field = {p.split(":")[0]: p.split(":")[1] for p in parts[1:] if ":" in p}
+            key = (parts[0], int(field["V"]), int(field["B"]), int(field["ranks"]))
+            us = b["real_time"] * TIME_UNIT_US.get(b.get("time_unit", "ns"), 1e-3)
+            out[key] = (us, b.get("bytes_received"))
+    return out, context
+
+
+def kb(x):
+    return f"{x / 1e3:,.0f} KB" if x < 1e6 else f"{x / 1e6:,.1f} MB"
+
+
+def sharded_model_rows():
+    """The NVLink model: per rank, the bytes a gather of bf16 logits and a
+    sharded sample_tokens receive, and the time each implies; and each
+    row's (B, gather time / sharded time)."""
+    rows, ratios = [], []
+    bw = NVLINK_GBPS * 1e3  # bytes per us
+    for V in (128256, 262144):
+        for tp in (2, 4, 8):
+            for B in (1, 64, 1024):
+                gather = (tp - 1) / tp * B * V * 2
+                t_gather = COLLECTIVE_US + gather / bw
+                reduced = B * 8 * (1 + 3 * HIST_WORDS + 1)  # max, 3 selects, token
+                sharded = 2 * (tp - 1) / tp * reduced + B * 8 * tp  # ring allreduce, ties
+                t_sharded = 15 * COLLECTIVE_US + sharded / bw
+                rows.append(f"| {V} | {tp} | {B} | {kb(gather)} | {t_gather:,.0f} | "
+                            f"{kb(sharded)} | {t_sharded:,.0f} | {t_gather / t_sharded:.2f} |")
+                ratios.append((B, t_gather / t_sharded))
+    return rows, ratios
+
+
+def sharded_section(folder):
+    results, context = sharded_results(folder)
+    if not results:
+        return []
+    lines = ["## Sharded calls: the vocabulary across ranks", ""]
+    cpus = context.get("num_cpus")
+    mhz = context.get("mhz_per_cpu")
+    when = (context.get("date") or "")[:10]
+    lines += unwrap(f"""\
+`qrita::sharded::sample_tokens` (docs/SHARDED.md) against a gather of the
+vocabulary (MPI_Allgather of the shards, the columns put back into rows)
+and the plain `sample_tokens` on the whole rows, over MPI on the CPU
+({cpus} cores at {mhz} MHz, {when}; OpenMP with one thread per rank, so
+ranks beyond the cores share them; perf/sharded_mpi.cpp). Even fp32 shards
+of randn rows, top-k 50 and top-p 0.9 at T = 0.7; the median of three
+repetitions, each timed from a barrier to the slowest rank's end. Bytes:
+what one rank receives per call.""") + [""]
+    lines += ["| V | B | ranks | sharded (us) | gather + call (us) | gather / sharded | "
+              "sharded bytes | gather bytes |", "|---|---|---|---|---|---|---|---|"]
+    cells = sorted({(v, b, r) for (_, v, b, r) in results})
+    for v, b, r in cells:
+        sh, ga = results.get(("sharded", v, b, r)), results.get(("gather", v, b, r))
+        if not sh or not ga:
+            continue
+        lines.append(f"| {v} | {b} | {r} | {sh[0]:,.0f} | {ga[0]:,.0f} | {ga[0] / sh[0]:.2f} | "
+                     f"{kb(sh[1])} | {kb(ga[1])} |")
+    lines += [""]
+    lines += unwrap("""\
+On a CPU the ranks share one memory, so moving bytes costs little, and the
+sharded call's four reads of its shard per select cost more than the
+gather saves. The wire is what tensor parallelism pays for, and on GPUs it
+is NVLink. The table below is a model, not a measurement: per rank, the
+bytes a gather of bf16 logits receives and those of a sharded
+`sample_tokens` (fifteen collectives: the maximum, twelve histogram passes,
+the ties and the token; each allreduce as a ring), at 450 GB/s per
+direction (NVLink 4, H100 and H200) and an assumed 10 us per collective.
+It leaves out the kernels on both sides.""") + [""]
+    lines += ["| V | TP | B | gather bytes | gather (us) | sharded bytes | sharded (us) | "
+              "gather / sharded |", "|---|---|---|---|---|---|---|---|"]
+    rows, ratios = sharded_model_rows()
+    lines += rows + [""]
+    by_batch = defaultdict(list)
+    for b, r in ratios:
+        by_batch[b].append(r)
+    wins = and_list([f"{minmax(by_batch[b])} at B = {b}"
+                     for b in sorted(by_batch)])
+    lines += unwrap(f"""\
+Gather time over sharded time in this model: {wins}. The sharded calls pay
+off where the bytes dominate, at large batches; at small ones fifteen
+collectives' latency outweighs a gather of a few hundred KB. Fewer rounds
+(wider digits, or top-k and top-p in the same passes) is what would move
+the small batches.""") + [""]
+    return lines
 
 
 # --- plots -------------------------------------------------------------------
@@ -889,9 +1007,16 @@ def keep(run_dir, dest):
         files.append((src, stem, "perf/peers.py's JSON: the peers on the same grid and inputs"))
     if not any(stem == "perf.json" for _, stem, _ in files):
         sys.exit(f"perf_page: no perf.json in {run_dir}")
+    # The sharded calls' data comes from a CPU run: kept unless the run
+    # folder brings its own.
+    bring_sharded = bool(sharded_files(run_dir))
     for old in glob.glob(os.path.join(dest, "*")):
-        if os.path.isfile(old):
+        if os.path.isfile(old) and (bring_sharded or not os.path.basename(old).startswith("sharded")):
             os.remove(old)
+    for src in sharded_files(run_dir):
+        stem = re.sub(r"\.(xz|gz)$", "", os.path.basename(src))
+        files.append((src, stem, "perf/sharded_mpi.cpp's JSON (CPU, MPI): the sharded sampler "
+                                 "against a gather"))
     listing = []
     for src, stem, what in files:
         target = os.path.join(dest, stem if stem == "device.txt" else stem + ".xz")
@@ -904,6 +1029,11 @@ def keep(run_dir, dest):
             with lzma.open(target, "wt", preset=9) as f:
                 f.write(text)
         listing.append(f"{os.path.basename(target)}\n  {what}")
+    for kept in sorted(glob.glob(os.path.join(dest, "sharded*"))):
+        name = os.path.basename(kept)
+        if not any(line.startswith(name + "\n") for line in listing):
+            listing.append(f"{name}\n  perf/sharded_mpi.cpp's JSON (CPU, MPI): the sharded "
+                           "sampler against a gather")
     with open(os.path.join(dest, "README.txt"), "w") as f:
         f.write(KEEP_README.format(dest=dest, files="\n".join(listing) + "\n"))
 

@@ -123,8 +123,8 @@ class Workspace {
     detail::shard::require_same(name, records, 5, "argument 'list_capacity'");
     std::vector<std::pair<std::int64_t, std::int64_t>> shards;
     for (int q = 0; q < ranks_; ++q)
-      shards.emplace_back(std::int64_t(records[q * detail::shard::record_words + 1]),
-                          std::int64_t(records[q * detail::shard::record_words + 2]));
+      shards.emplace_back(std::int64_t(records[std::size_t(q) * detail::shard::record_words + 1]),
+                          std::int64_t(records[std::size_t(q) * detail::shard::record_words + 2]));
     const std::vector<int> before = detail::shard::shard_order(name, shards, shard.vocab,
                                                                comm.rank());
     const auto alloc = [&](const char* label, std::size_t n) {

@@ -25,7 +25,7 @@ namespace qrita {
 namespace detail {
 namespace shard {
 
-constexpr int record_words = 8;
+constexpr std::size_t record_words = 8;
 
 // Allgathers one record per rank; returns every rank's, in rank order.
 template <class Space, class Comm>
@@ -40,7 +40,7 @@ std::vector<std::uint64_t> exchange(Space const& space, Comm const& comm,
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "qrita::sharded_records"),
       std::size_t(R) * record_words);
   auto host_send = Kokkos::create_mirror_view(send);
-  for (int i = 0; i < record_words; ++i) host_send(i) = mine[i];
+  for (std::size_t i = 0; i < record_words; ++i) host_send(i) = mine[i];
   Kokkos::deep_copy(space, send, host_send);
   comm.allgather(space, send.data(), recv.data(), record_words);
   auto host_recv = Kokkos::create_mirror_view(recv);
@@ -63,8 +63,8 @@ inline void throw_if_any_failed(const char* call, std::vector<std::uint64_t> con
 }
 
 // Every rank's word `at` must equal rank 0's; `what` names it.
-inline void require_same(const char* call, std::vector<std::uint64_t> const& records, int at,
-                         const char* what) {
+inline void require_same(const char* call, std::vector<std::uint64_t> const& records,
+                         std::size_t at, const char* what) {
   const std::size_t R = records.size() / record_words;
   for (std::size_t q = 1; q < R; ++q)
     if (records[q * record_words + at] != records[at])
