@@ -14,6 +14,8 @@
 //    large batch are the batch of B rows, and the host can recompute any
 //    row. The perf suite fills 1024 x 262208 logits this way on the device.
 
+#include <qrita/detail/philox.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -169,13 +171,7 @@ inline bool parse_counter_shape(const char* text, CounterShape& out) {
   return false;
 }
 
-// splitmix64's finaliser: a bijection of 64-bit words with good avalanche.
-KOKKOS_INLINE_FUNCTION std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+using qrita::detail::mix64;  // splitmix64's finaliser
 
 // 64 random bits for (seed, stream, a, b): one draw of a counter-based
 // generator. Streams keep the different uses of (row, column) apart.

@@ -50,12 +50,7 @@ RowFilters filters(int k, float p, float min_p = 0.0f, float t = 1.0f) {
   return f;
 }
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using qrita::detail::mix64;  // splitmix64's finaliser
 
 // =============================================================================
 // Candidate lists against the oracle
@@ -342,7 +337,7 @@ std::vector<int> device_draws(Case const& c, std::uint64_t master, std::int64_t 
   for (std::int64_t r = 0; r < copies; ++r) {
     std::copy(c.row.begin(), c.row.end(), b.row(r));
     b.filters[std::size_t(r)] = c.f;
-    b.seeds[std::size_t(r)]   = splitmix64(master + std::uint64_t(r));
+    b.seeds[std::size_t(r)]   = mix64(master + std::uint64_t(r));
   }
   std::vector<int> draws;
   for (std::int64_t call = 0; call < calls; ++call) {

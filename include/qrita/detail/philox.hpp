@@ -10,7 +10,8 @@
 // keyed by a caller's seed per row, hence this one (the same family as
 // cuRAND's and PyTorch's Philox).
 //
-// And the 64 x 64 -> high 64 bits product that maps a uniform 64-bit u to
+// Also splitmix64's finaliser (mix64), a cheap 64-bit hash, and the
+// 64 x 64 -> high 64 bits product that maps a uniform 64-bit u to
 // floor(u * W / 2^64), uniform on [0, W) up to 2^-64 per value range.
 
 #include <qrita/detail/compat.hpp>
@@ -19,6 +20,14 @@
 
 namespace qrita {
 namespace detail {
+
+// splitmix64's finaliser: a bijection of 64-bit words with good avalanche.
+KOKKOS_INLINE_FUNCTION std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 
 KOKKOS_INLINE_FUNCTION std::uint64_t mul_high_64(std::uint64_t a, std::uint64_t b) {
   const std::uint64_t a_lo = a & 0xFFFFFFFFu, a_hi = a >> 32;

@@ -9,6 +9,7 @@
 // allgather, and every rank judges the same records. The exchange reads
 // the records back on the host, so it synchronises.
 
+#include <qrita/detail/philox.hpp>
 #include <qrita/detail/row/state.hpp>
 #include <qrita/detail/shard/select.hpp>
 
@@ -111,13 +112,6 @@ inline std::vector<int> shard_order(const char* call,
 // A digest of the per-row inputs, the same on every rank exactly when
 // they agree (up to a 64-bit collision): a sum over rows of a mix of each
 // row's values, so the order of the additions does not matter.
-KOKKOS_INLINE_FUNCTION std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 template <class Space>
 std::uint64_t inputs_digest(Space const& space, RowIO const& io, std::int64_t batch) {
   std::uint64_t digest = 0;

@@ -72,7 +72,6 @@ struct ShardRow {
   bool write       = false;        // the mask writes this row
   // The kept region so far and, where known, its size and weight.
   Cut cut;
-  bool totals_known        = false;
   std::uint64_t count      = 0;
   weight_type weight       = 0;
   // The select in progress.
@@ -103,11 +102,10 @@ KOKKOS_INLINE_FUNCTION int digit_of(key_type key, int pass) {
 // One pass's histogram of a shard row: `hist` (histogram_words, zeroed by
 // the caller) gets the count and weight of each bucket of the entries in
 // the row's region (keys above cut.key: the partial group is the
-// reduction's) and in the pass's range. `add` adds atomically.
-template <class Member, class T, class Add>
+// reduction's) and in the pass's range, added atomically.
+template <class Member, class T>
 KOKKOS_INLINE_FUNCTION void histogram_shard(Member const& team, const T* row, int width,
-                                            ShardRow const& s, int pass, std::uint64_t* hist,
-                                            Add const& add) {
+                                            ShardRow const& s, int pass, std::uint64_t* hist) {
   const RowSource<T> src{row, width};
   const key_type floor = s.cut.key;
   const key_type prefix = s.prefix;
@@ -117,8 +115,8 @@ KOKKOS_INLINE_FUNCTION void histogram_shard(Member const& team, const T* row, in
     const key_type key = order_key(z);
     if (!(key > floor) || !in_range(key, prefix, pass)) return;
     const int b = digit_of(key, pass);
-    add(&hist[b], std::uint64_t(1));
-    add(&hist[buckets + b], std::uint64_t(mass(z)));
+    Kokkos::atomic_add(&hist[b], std::uint64_t(1));
+    Kokkos::atomic_add(&hist[buckets + b], std::uint64_t(mass(z)));
   });
 }
 
@@ -161,7 +159,6 @@ KOKKOS_INLINE_FUNCTION void choose_digit(Goal g, ShardRow& s, std::uint64_t* his
     }
     s.count        = n;
     s.weight       = w;
-    s.totals_known = true;
     s.target       = goal_target(g, s, n, w, list_size);
     if (s.target == 0 || s.target > (count_goal ? n : w)) {
       // Nothing to find (an empty list), or the whole region.

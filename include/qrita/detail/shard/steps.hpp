@@ -169,8 +169,7 @@ void select(Space const& space, Comm const& comm, ShardCall<T, M> const& call, B
                                [&](int i) { h(i) = 0; });
           team.team_barrier();
           if (s.active)
-            histogram_shard(team, call.row(r), call.width, s, pass, h.data(),
-                            [](std::uint64_t* at, std::uint64_t v) { Kokkos::atomic_add(at, v); });
+            histogram_shard(team, call.row(r), call.width, s, pass, h.data());
           team.team_barrier();
           std::uint64_t* out = b.hist + r * histogram_words;
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, histogram_words),
