@@ -268,8 +268,7 @@ void run(const char* name, Space const& space, Comm const& comm, LogitsView cons
   sc.first            = shard.first_column;
   sc.io               = call.io;
   sc.prm.vocab        = int(shard.vocab);
-  sc.prm.weight_scale = static_cast<float>(std::uint64_t{1}
-                                           << detail::weight_fraction_bits(shard.vocab));
+  sc.prm.weight_scale = detail::weight_scale_of(shard.vocab);
   // A call without a workspace makes one (collective, like the call).
   const Workspace<Space> ws =
       given ? *given : Workspace<Space>(space, comm, shard, call.batch, list_size);

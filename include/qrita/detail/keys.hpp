@@ -99,6 +99,11 @@ inline int weight_fraction_bits(std::int64_t V) {
   return F > 50 ? 50 : F;
 }
 
+// 2^F as the float the weights are scaled by, for rows of length V.
+inline float weight_scale_of(std::int64_t V) {
+  return static_cast<float>(std::uint64_t{1} << weight_fraction_bits(V));
+}
+
 constexpr float weight_exponent_floor = -128.0f;
 
 // A weight's exponent e raised to weight_exponent_floor, a NaN e too

@@ -425,8 +425,7 @@ void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
   prm.truncation    = opts.sigma_truncation;
   prm.exact_ties    = opts.ties == Ties::exact;
   prm.binary_search = opts.search == Search::binary;
-  prm.weight_scale =
-      static_cast<float>(std::uint64_t{1} << weight_fraction_bits(call.vocab));
+  prm.weight_scale  = weight_scale_of(call.vocab);
   prm.capacity      = plan.candidate_capacity;
   prm.buckets       = plan.histogram_buckets;
   prm.tier_capacity = plan.tier_capacity;
