@@ -24,12 +24,8 @@
 //   list size.
 // * What crosses the wire per row is a few histograms and the list, never
 //   the row: sharded::wire_bytes says how much for each call.
-// * Equal to the plain call: top-k, min-p, greedy rows, tokens and lists
-//   always. A top-p row of the mask or the list without a top-k may differ
-//   where the plain call's first read decides it from a rounded total (a
-//   prefix whose mass lies within about V * 2^-F of p, F the weights'
-//   fraction bits): both answers are then within the definition's
-//   tolerance (docs/SEMANTICS.md), and the sharded one is the exact one.
+// * Equal to the plain call, bit for bit: the mask, the tokens and the
+//   lists.
 //
 // The communicator is the caller's, through an adapter
 // (qrita/communicator.hpp). With check_agreement (the default) each call

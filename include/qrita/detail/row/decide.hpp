@@ -52,6 +52,28 @@ KOKKOS_INLINE_FUNCTION Decision decide_flat(CallT const& call, typename CallT::m
   return d;
 }
 
+// Whether a top-p cut made for mass_target(p, head.total) is the cut of
+// the row's exact total W (every entry weighed relative to the maximum).
+// head.total weighs the tail relative to the threshold t and rescales it;
+// per entry that is off by the rounding of two float exponents (z - M and
+// z - t, times 1/T: at most 36 * 2^-23 each for an entry of non-zero
+// weight, exp(-36) * 2^50 < 1), two expf errors (2 ulp each) and the
+// truncation of both weights (1 unit each): below 1e-5 of the tail's
+// weight and 2 units per entry. Twice that is the slack: the cut stands
+// where every target a total within it gives keeps the same entries, i.e.
+// the prefix without its last entry stays below the least target and the
+// prefix reaches the greatest. `upto` is the mass of the kept prefix
+// (the entries above cut.key and cut.keep of its group), `unit` the
+// weight of one of its group.
+KOKKOS_INLINE_FUNCTION bool cut_stands(float p, HeadMass const& head, int vocab, weight_type above,
+                                       Boundary const& cut, weight_type unit) {
+  const double slack = 2e-5 * (head.total - head.head) + 4.0 * double(vocab) + 4.0;
+  const weight_type least    = mass_target(p, head.total - slack);
+  const weight_type greatest = mass_target(p, head.total + slack);
+  const weight_type upto     = above + weight_type(cut.keep) * unit;
+  return cut.keep > 0 && upto - unit < least && upto >= greatest;
+}
+
 // The hit path: the boundary lies among the gathered outliers.
 template <class CallT>
 KOKKOS_INLINE_FUNCTION bool try_outliers(CallT const& call, typename CallT::member_type const& team,
@@ -75,7 +97,13 @@ KOKKOS_INLINE_FUNCTION bool try_outliers(CallT const& call, typename CallT::memb
     if (f.draw) return false;
     const weight_type target = mass_target(f.p, head.total);
     if (!(head.head >= double(target))) return false;
-    cut            = search(call, team, src, mass, neg_inf_key, 0, target, lo, scan.max_key);
+    cut = search(call, team, src, mass, neg_inf_key, 0, target, lo, scan.max_key);
+    // The target came from a rounded total: the cut stands only where the
+    // exact total's target makes it too; otherwise a second read weighs
+    // the row exactly.
+    if (!cut_stands(f.p, head, call.prm.vocab, sum_above(team, src, mass, cut.key), cut,
+                    mass.unit(cut.key)))
+      return false;
     st.topp_path   = RowPath::truncated;
     st.topp_passes = std::int16_t(cut.passes);
   }
