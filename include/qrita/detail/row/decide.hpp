@@ -62,9 +62,9 @@ KOKKOS_INLINE_FUNCTION Decision decide_flat(CallT const& call, typename CallT::m
 // weight and 2 units per entry. Twice that is the slack: the cut stands
 // where every target a total within it gives keeps the same entries, i.e.
 // the prefix without its last entry stays below the least target and the
-// prefix reaches the greatest. `upto` is the mass of the kept prefix
-// (the entries above cut.key and cut.keep of its group), `unit` the
-// weight of one of its group.
+// prefix reaches the greatest. `above` is the weight of the entries above
+// cut.key, `unit` the weight of one of its group; a search that did not
+// end (cut.keep 0) never stands.
 KOKKOS_INLINE_FUNCTION bool cut_stands(float p, HeadMass const& head, int vocab, weight_type above,
                                        Boundary const& cut, weight_type unit) {
   const double slack = 2e-5 * (head.total - head.head) + 4.0 * double(vocab) + 4.0;
@@ -97,13 +97,12 @@ KOKKOS_INLINE_FUNCTION bool try_outliers(CallT const& call, typename CallT::memb
     if (f.draw) return false;
     const weight_type target = mass_target(f.p, head.total);
     if (!(head.head >= double(target))) return false;
-    cut = search(call, team, src, mass, neg_inf_key, 0, target, lo, scan.max_key);
+    weight_type above = 0;  // the set's weight above the cut's key, from the search
+    cut = search(call, team, src, mass, neg_inf_key, 0, target, lo, scan.max_key, &above);
     // The target came from a rounded total: the cut stands only where the
     // exact total's target makes it too; otherwise a second read weighs
     // the row exactly.
-    if (!cut_stands(f.p, head, call.prm.vocab, sum_above(team, src, mass, cut.key), cut,
-                    mass.unit(cut.key)))
-      return false;
+    if (!cut_stands(f.p, head, call.prm.vocab, above, cut, mass.unit(cut.key))) return false;
     st.topp_path   = RowPath::truncated;
     st.topp_passes = std::int16_t(cut.passes);
   }
