@@ -42,11 +42,17 @@ if [ $build -eq 1 ]; then
   say "configuring and building the cuda preset (tests, perf, CLI)"
   cmake --preset cuda > /dev/null
   cmake --build --preset cuda --target qrita_tests qrita_perf qrita-cli
+  # Where NCCL was found (NCCL_ROOT, or the system's), the one-rank test.
+  if grep -q qrita_sharded_nccl_tests build/cuda/build.ninja; then
+    cmake --build --preset cuda --target qrita_sharded_nccl_tests
+  fi
 fi
 
-bins=("$build_dir/tests/qrita_tests" "$build_dir/perf/qrita_perf" "$build_dir/src/qrita-cli")
-# The test suite is required; the perf suite and the CLI are packed when
-# built (gpu-run.sh skips the steps that need a missing one).
+bins=("$build_dir/tests/qrita_tests" "$build_dir/perf/qrita_perf" "$build_dir/src/qrita-cli"
+      "$build_dir/tests/qrita_sharded_nccl_tests")
+# The test suite is required; the perf suite, the CLI and the one-rank NCCL
+# test are packed when built (gpu-run.sh skips the steps that need a
+# missing one).
 [ -x "${bins[0]}" ] || { echo "gpu-pack: ${bins[0]} is missing (build the cuda preset)" >&2; exit 1; }
 present=()
 for b in "${bins[@]}"; do
@@ -69,9 +75,10 @@ for p in vllm_ops flashinfer vllm-src; do
   fi
 done
 
-# Every shared library the binaries load, except the C library family and
-# the CUDA driver (libcuda comes with the GPU machine's driver).
-skip='^(libc|libm|libdl|libpthread|librt|ld-linux[^ ]*|libcuda|linux-vdso)\.so'
+# Every shared library the binaries load, except the C library family, the
+# CUDA driver (libcuda comes with the GPU machine's driver) and NCCL (its
+# PyTorch has one; gpu-run.sh finds it).
+skip='^(libc|libm|libdl|libpthread|librt|ld-linux[^ ]*|libcuda|libnccl|linux-vdso)\.so'
 for b in "${bins[@]}"; do
   ldd "$b" | awk '/=> \// {print $1, $3}' | while read -r name path; do
     if ! [[ $name =~ $skip ]]; then cp -L "$path" "$out/lib/$name"; fi

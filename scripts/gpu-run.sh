@@ -3,6 +3,7 @@
 # Runs the whole GPU check on a machine with an NVIDIA GPU, from a bundle
 # made by scripts/gpu-pack.sh: the test suite (serving sizes included), the
 # suite under compute-sanitizer (memcheck and racecheck, reduced sizes), the
+# sharded calls through NCCL with one rank, the
 # CLI against the oracle, the perf suite, qrita's peers on the same inputs
 # (perf/peers.py, with qrita's Python ops when the bundle has the package)
 # and the performance page written from them
@@ -11,7 +12,8 @@
 #   device.txt   the bundle's MANIFEST, nvidia-smi's name, driver, memory and
 #                clocks, the date
 #   tests.json, tests.log, sanitizer-memcheck.log, sanitizer-racecheck.log,
-#   cli.log, calibrate.txt
+#   nccl-tests.json, nccl-tests.log (the sharded calls through NCCL, one
+#   rank; NCCL from the machine's PyTorch), cli.log, calibrate.txt
 #   perf.json, perf.txt        qrita_perf (the default grid and the copy)
 #   python.log, python-tests.xml  the Python package's pytest suite on CUDA
 #                (when the bundle has its wheel: gpu-pack.sh --python 3.12)
@@ -27,7 +29,7 @@
 #   scripts/gpu-run.sh [--bundle DIR] [--out DIR] [--skip STEP]...
 #                      [--peers-args "ARGS"] [-- PERF_FLAGS]
 #
-# STEP: tests, sanitizer, cli, perf, python, peers, page. PERF_FLAGS go to qrita_perf
+# STEP: tests, sanitizer, nccl, cli, perf, python, peers, page. PERF_FLAGS go to qrita_perf
 # (e.g. --benchmark_filter=qrita/serving), ARGS to perf/peers.py (e.g.
 # "--kinds flashinfer-sample,vllm-sample"). Defaults: bundle ship/, results
 # in results/<date>-<gpu>/. FlashInfer's sampling module (.peers/flashinfer,
@@ -49,7 +51,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --skip) skip="$skip$2 "; shift 2 ;;
     --) shift; perf_flags=("$@"); break ;;
-    -h|--help) sed -n '3,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,39p' "$0"; exit 0 ;;
     *) echo "gpu-run: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -101,6 +103,16 @@ if wanted sanitizer; then
   else
     echo "compute-sanitizer not found: skipped" | tee -a "$out/summary.txt"
   fi
+fi
+
+if wanted nccl && [ -x "$bin/qrita_sharded_nccl_tests" ]; then
+  step "the sharded calls through NCCL with one rank (qrita_sharded_nccl_tests)"
+  # NCCL from the machine's PyTorch (the nvidia-nccl wheel), or the system's.
+  nccl_lib=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2> /dev/null || true)
+  LD_LIBRARY_PATH=${nccl_lib:+$nccl_lib:}$LD_LIBRARY_PATH "$bin/qrita_sharded_nccl_tests" \
+    --gtest_output="json:$out/nccl-tests.json" > "$out/nccl-tests.log" 2>&1
+  record "nccl one rank" $?
+  tail -n 3 "$out/nccl-tests.log" | tee -a "$out/summary.txt"
 fi
 
 if wanted cli && [ -x "$bin/qrita-cli" ]; then

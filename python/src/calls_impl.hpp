@@ -93,6 +93,35 @@ inline void check_output(Array const& a, DType type, int ndim, std::int64_t rows
     value_error(std::string("argument '") + a.name + "' must have unit column stride");
 }
 
+// The sampler's seeds, offsets and tokens.
+inline void check_draw(Array const& seeds, Array const& offsets, Array const& tokens,
+                       std::int64_t rows) {
+  for (Array const* a : {&seeds, &offsets})
+    check_array(*a, {DType::int64, DType::uint64}, 1, rows);
+  check_output(tokens, DType::int32, 1, rows);
+}
+
+// The list's ids, probabilities, log-probabilities and counts.
+inline void check_list(Array const& ids, std::optional<Array> const& probs,
+                       std::optional<Array> const& logprobs, Array const& counts,
+                       std::int64_t rows) {
+  check_output(ids, DType::int32, 2, rows);
+  for (auto const* a : {&probs, &logprobs}) {
+    if (!*a) continue;
+    check_output(**a, DType::float32, 2, rows);
+    if ((*a)->shape[1] != ids.shape[1])
+      value_error(std::string("argument '") + (*a)->name + "' has " +
+                  std::to_string((*a)->shape[1]) + " columns; 'ids' has " +
+                  std::to_string(ids.shape[1]));
+  }
+  check_output(counts, DType::int32, 1, rows);
+}
+
+// An optional float output as a matrix (empty when absent).
+inline Matrix<float> optional_matrix(std::optional<Array> const& a) {
+  return a ? matrix<float>(*a) : Matrix<float>();
+}
+
 }  // namespace calls_detail
 
 template <class T>
@@ -115,9 +144,7 @@ void sample(Space const& space, Array const& logits, Filters const& f, Array con
   using namespace calls_detail;
   const std::int64_t rows = logits.shape[0];
   const auto prm          = params(f, rows);
-  for (Array const* a : {&seeds, &offsets})
-    check_array(*a, {DType::int64, DType::uint64}, 1, rows);
-  check_output(tokens, DType::int32, 1, rows);
+  check_draw(seeds, offsets, tokens, rows);
   const auto w = workspace(space, logits, ws);
   const auto x = matrix<const T>(logits);
   const auto s = column<const std::uint64_t>(seeds);
@@ -137,20 +164,11 @@ void candidates(Space const& space, Array const& logits, Filters const& f, Array
   using namespace calls_detail;
   const std::int64_t rows = logits.shape[0];
   const auto prm          = params(f, rows);
-  check_output(ids, DType::int32, 2, rows);
-  for (auto const* a : {&probs, &logprobs}) {
-    if (!*a) continue;
-    check_output(**a, DType::float32, 2, rows);
-    if ((*a)->shape[1] != ids.shape[1])
-      value_error(std::string("argument '") + (*a)->name + "' has " +
-                  std::to_string((*a)->shape[1]) + " columns; 'ids' has " +
-                  std::to_string(ids.shape[1]));
-  }
-  check_output(counts, DType::int32, 1, rows);
+  check_list(ids, probs, logprobs, counts, rows);
   const auto w  = workspace(space, logits, ws);
   const auto x  = matrix<const T>(logits);
-  const auto pr = probs ? matrix<float>(*probs) : Matrix<float>();
-  const auto lp = logprobs ? matrix<float>(*logprobs) : Matrix<float>();
+  const auto pr = optional_matrix(probs);
+  const auto lp = optional_matrix(logprobs);
   if (w)
     qrita::candidate_list(space, x, prm, matrix<int>(ids), pr, lp, column<int>(counts),
                           qrita::Options{}, *w);

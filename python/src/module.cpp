@@ -9,6 +9,7 @@
 // kept (making one allocates).
 
 #include "calls.hpp"
+#include "sharded.hpp"
 
 // Python's and nanobind's headers do not build under qrita's warnings.
 #pragma GCC diagnostic push
@@ -275,6 +276,45 @@ ArrayTuple describe(nb::ndarray<> a) {
                     a.device_id(), ndim, shape[0], shape[1], stride[0], stride[1]);
 }
 
+// A communication engine driven from Python (qrita/distributed.py): an
+// object with `rank`, `size` and the methods allreduce_sum(address, n),
+// allreduce_max(address, n) and allgather(send, recv, n) on buffers of n
+// uint64 words named by address. The caller keeps it alive for the call;
+// a collective runs with the GIL taken back, and an exception it raises
+// becomes a RuntimeError of the call.
+Collectives collectives(nb::handle ops) {
+  Collectives c;
+  c.rank      = nb::cast<int>(ops.attr("rank"));
+  c.size      = nb::cast<int>(ops.attr("size"));
+  PyObject* o = ops.ptr();
+  c.run = [o](Collective kind, std::uint64_t* data, const std::uint64_t* send, std::size_t n) {
+    nb::gil_scoped_acquire gil;
+    const nb::handle h(o);
+    const auto at = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+    const char* name = kind == Collective::sum   ? "allreduce_sum"
+                       : kind == Collective::max ? "allreduce_max"
+                                                 : "allgather";
+    try {
+      if (kind == Collective::gather)
+        h.attr(name)(at(send), at(data), n);
+      else
+        h.attr(name)(at(data), n);
+    } catch (nb::python_error const& e) {
+      throw std::runtime_error(std::string("qrita: the communicator's ") + name + " raised " +
+                               e.what());
+    }
+  };
+  return c;
+}
+
+// A sharded call on the instance of `stream`, without the GIL.
+template <class Call>
+void run_sharded(std::uintptr_t stream, Call&& call) {
+  const Space space = instance(stream);
+  nb::gil_scoped_release release;
+  call(space);
+}
+
 }  // namespace
 }  // namespace qrita_python
 
@@ -356,4 +396,103 @@ NB_MODULE(_qrita, m) {
       nb::arg("temperature").none(), nb::arg("ids"), nb::arg("probs").none(),
       nb::arg("logprobs").none(), nb::arg("counts"), nb::arg("workspace").none(),
       nb::arg("stream") = 0);
+
+  // The sharded calls (qrita/sharded.hpp) over a communicator driven from
+  // Python; qrita.distributed wraps them.
+  nb::class_<ShardedWorkspace>(m, "ShardedWorkspace")
+      .def_prop_ro("first_column", [](ShardedWorkspace const& w) { return w.shard.first_column; })
+      .def_prop_ro("columns", [](ShardedWorkspace const& w) { return w.shard.columns; })
+      .def_prop_ro("vocab", [](ShardedWorkspace const& w) { return w.shard.vocab; })
+      .def_prop_ro("max_batch", [](ShardedWorkspace const& w) { return w.batch; })
+      .def_prop_ro("list_capacity", [](ShardedWorkspace const& w) { return w.list_capacity; })
+      .def_prop_ro("ranks", [](ShardedWorkspace const& w) { return w.ranks; });
+  m.def(
+      "sharded_workspace",
+      [](nb::handle ops, std::int64_t first_column, std::int64_t columns, std::int64_t vocab,
+         std::int64_t max_batch, int list_capacity, int device_id, std::uintptr_t stream) {
+        initialize(device_id);
+        const Collectives c = collectives(ops);
+        ShardedWorkspace ws;
+        run_sharded(stream, [&](Space const& space) {
+          ws = make_sharded_workspace(space, c, ShardSpec{first_column, columns, vocab},
+                                      max_batch, list_capacity);
+        });
+        return ws;
+      },
+      nb::arg("comm"), nb::arg("first_column"), nb::arg("columns"), nb::arg("vocab"),
+      nb::arg("max_batch"), nb::arg("list_capacity"), nb::arg("device_id") = 0,
+      nb::arg("stream") = 0);
+  m.def(
+      "sharded_announce_failure",
+      [](nb::handle ops, int device_id, std::uintptr_t stream) {
+        initialize(device_id);
+        const Collectives c = collectives(ops);
+        run_sharded(stream, [&](Space const& space) { announce_failure(space, c); });
+      },
+      nb::arg("comm"), nb::arg("device_id") = 0, nb::arg("stream") = 0,
+      "Takes part in a sharded call's exchange of argument records as a rank whose "
+      "arguments failed: every other rank's call raises.");
+  m.def(
+      "sharded_mask_",
+      [](ArrayTuple const& logits_t, OptArray const& k, OptArray const& p,
+         OptArray const& min_p, OptArray const& temperature, std::int64_t first_column,
+         std::int64_t vocab, nb::handle ops, ShardedWorkspace const* ws, bool check_agreement,
+         std::uintptr_t stream) {
+        const Array logits   = logits_of(logits_t);
+        const Filters f      = filters(k, p, min_p, temperature);
+        const Collectives c  = collectives(ops);
+        const ShardSpec s{first_column, logits.shape[1], vocab};
+        run_sharded(stream, [&](Space const& space) {
+          sharded_mask(space, c, logits, s, f, ws, check_agreement);
+        });
+      },
+      nb::arg("logits"), nb::arg("k").none(), nb::arg("p").none(), nb::arg("min_p").none(),
+      nb::arg("temperature").none(), nb::arg("first_column"), nb::arg("vocab"),
+      nb::arg("comm"), nb::arg("workspace").none(), nb::arg("check_agreement"),
+      nb::arg("stream") = 0);
+  m.def(
+      "sharded_sample",
+      [](ArrayTuple const& logits_t, OptArray const& k, OptArray const& p,
+         OptArray const& min_p, OptArray const& temperature, ArrayTuple const& seeds,
+         ArrayTuple const& offsets, ArrayTuple const& tokens, std::int64_t first_column,
+         std::int64_t vocab, nb::handle ops, ShardedWorkspace const* ws, bool check_agreement,
+         std::uintptr_t stream) {
+        const Array logits  = logits_of(logits_t);
+        const Filters f     = filters(k, p, min_p, temperature);
+        const Array sd = to_array(seeds, "seeds"), o = to_array(offsets, "offsets");
+        const Array t       = to_array(tokens, "tokens");
+        const Collectives c = collectives(ops);
+        const ShardSpec s{first_column, logits.shape[1], vocab};
+        run_sharded(stream, [&](Space const& space) {
+          sharded_sample(space, c, logits, s, f, sd, o, t, ws, check_agreement);
+        });
+      },
+      nb::arg("logits"), nb::arg("k").none(), nb::arg("p").none(), nb::arg("min_p").none(),
+      nb::arg("temperature").none(), nb::arg("seeds"), nb::arg("offsets"), nb::arg("tokens"),
+      nb::arg("first_column"), nb::arg("vocab"), nb::arg("comm"), nb::arg("workspace").none(),
+      nb::arg("check_agreement"), nb::arg("stream") = 0);
+  m.def(
+      "sharded_candidates",
+      [](ArrayTuple const& logits_t, OptArray const& k, OptArray const& p,
+         OptArray const& min_p, OptArray const& temperature, ArrayTuple const& ids,
+         OptArray const& probs, OptArray const& logprobs, ArrayTuple const& counts,
+         std::int64_t first_column, std::int64_t vocab, nb::handle ops,
+         ShardedWorkspace const* ws, bool check_agreement, std::uintptr_t stream) {
+        const Array logits  = logits_of(logits_t);
+        const Filters f     = filters(k, p, min_p, temperature);
+        const Array i       = to_array(ids, "ids");
+        const auto pr       = to_array(probs, "probs");
+        const auto lp       = to_array(logprobs, "logprobs");
+        const Array cn      = to_array(counts, "counts");
+        const Collectives c = collectives(ops);
+        const ShardSpec s{first_column, logits.shape[1], vocab};
+        run_sharded(stream, [&](Space const& space) {
+          sharded_candidates(space, c, logits, s, f, i, pr, lp, cn, ws, check_agreement);
+        });
+      },
+      nb::arg("logits"), nb::arg("k").none(), nb::arg("p").none(), nb::arg("min_p").none(),
+      nb::arg("temperature").none(), nb::arg("ids"), nb::arg("probs").none(),
+      nb::arg("logprobs").none(), nb::arg("counts"), nb::arg("first_column"),
+      nb::arg("vocab"), nb::arg("comm"), nb::arg("workspace").none(),
+      nb::arg("check_agreement"), nb::arg("stream") = 0);
 }
