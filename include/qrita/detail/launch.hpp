@@ -471,10 +471,13 @@ void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
   // The regions after the digit kernel's words.
   char* rest = ws.given && ws.data != nullptr ? static_cast<char*>(ws.data) + full.digit_bytes
                                               : nullptr;
-  if (full.launch.digits && ws.given && call.io.stats == nullptr &&
-      (M != Mode::candidates || call.io.list_size <= DigitLayout::list_capacity)) {
-    launch_digits<M>(space, call, full, ws.data);
-    return;
+  // (Compiled only where the backend can take it: Policy::split_fused_finish.)
+  if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
+    if (full.launch.digits && ws.given && call.io.stats == nullptr &&
+        (M != Mode::candidates || call.io.list_size <= DigitLayout::list_capacity)) {
+      launch_digits<M>(space, call, full, ws.data);
+      return;
+    }
   }
 
   Kernel kernel{{call.logits, call.io, KernelParams{}}};
