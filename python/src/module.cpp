@@ -251,6 +251,19 @@ Filters filters(OptArray const& k, OptArray const& p, OptArray const& min_p,
   return f;
 }
 
+// A list call's outputs.
+struct ListArrays {
+  Array ids;
+  std::optional<Array> probs, logprobs;
+  Array counts;
+};
+
+ListArrays list_arrays(ArrayTuple const& ids, OptArray const& probs, OptArray const& logprobs,
+                       ArrayTuple const& counts) {
+  return ListArrays{to_array(ids, "ids"), to_array(probs, "probs"),
+                    to_array(logprobs, "logprobs"), to_array(counts, "counts")};
+}
+
 // A DLPack array (NumPy, CuPy, JAX, torch, ...) as the tuple the calls take.
 ArrayTuple describe(nb::ndarray<> a) {
   const auto dt = a.dtype();
@@ -381,15 +394,13 @@ NB_MODULE(_qrita, m) {
          OptArray const& min_p, OptArray const& temperature, ArrayTuple const& ids,
          OptArray const& probs, OptArray const& logprobs, ArrayTuple const& counts,
          OptArray const& ws, std::uintptr_t stream) {
-        const Array logits = logits_of(logits_t);
-        const Filters f    = filters(k, p, min_p, temperature);
-        const Array i      = to_array(ids, "ids");
-        const auto pr      = to_array(probs, "probs");
-        const auto lp      = to_array(logprobs, "logprobs");
-        const Array c      = to_array(counts, "counts");
-        const auto w       = to_array(ws, "workspace");
+        const Array logits  = logits_of(logits_t);
+        const Filters f     = filters(k, p, min_p, temperature);
+        const ListArrays l  = list_arrays(ids, probs, logprobs, counts);
+        const auto w        = to_array(ws, "workspace");
         run(logits, stream, [&](auto tag, Space const& space) {
-          candidates<typename decltype(tag)::type>(space, logits, f, i, pr, lp, c, w);
+          candidates<typename decltype(tag)::type>(space, logits, f, l.ids, l.probs, l.logprobs,
+                                                   l.counts, w);
         });
       },
       nb::arg("logits"), nb::arg("k").none(), nb::arg("p").none(), nb::arg("min_p").none(),
@@ -480,14 +491,12 @@ NB_MODULE(_qrita, m) {
          ShardedWorkspace const* ws, bool check_agreement, std::uintptr_t stream) {
         const Array logits  = logits_of(logits_t);
         const Filters f     = filters(k, p, min_p, temperature);
-        const Array i       = to_array(ids, "ids");
-        const auto pr       = to_array(probs, "probs");
-        const auto lp       = to_array(logprobs, "logprobs");
-        const Array cn      = to_array(counts, "counts");
+        const ListArrays l  = list_arrays(ids, probs, logprobs, counts);
         const Collectives c = collectives(ops);
         const ShardSpec s{first_column, logits.shape[1], vocab};
         run_sharded(stream, [&](Space const& space) {
-          sharded_candidates(space, c, logits, s, f, i, pr, lp, cn, ws, check_agreement);
+          sharded_candidates(space, c, logits, s, f, l.ids, l.probs, l.logprobs, l.counts, ws,
+                             check_agreement);
         });
       },
       nb::arg("logits"), nb::arg("k").none(), nb::arg("p").none(), nb::arg("min_p").none(),
