@@ -19,9 +19,6 @@ plain or compressed (.xz or .gz):
   tests.json    the test suite's JSON (optional)
   sharded-*.json  perf/sharded_mpi.cpp's Google Benchmark JSON, one file per
                 rank count (optional; from a CPU run, kept by --keep)
-  split*.json   qrita_perf's JSON for small-batch cells run with
-                --teams-per-row set to the backend's choice (the split launches),
-                for the one-launch path's comparison (optional)
 
 --out     the page (default docs/PERFORMANCE.md); its plots are linked from
           perf/ beside it.
@@ -745,7 +742,6 @@ def page(data_dir, out_path, argv_dir):
     batches = and_list(sorted({b for (k, s, m, v, b) in results if k == "qrita"}))
     lines += unwrap(METHOD.replace("TIMING_QRITA", timing).replace("GRID_BATCHES", batches)) + [""]
     lines += sampler_table(results)
-    lines += small_batch_section(data_dir, results)
     lines += python_table(results)
     lines += targets(results)
     lines += sharded_section(data_dir)
@@ -756,51 +752,6 @@ def page(data_dir, out_path, argv_dir):
     while lines and lines[-1] == "":
         lines.pop()
     return "\n".join(lines) + "\n", results, info
-
-
-# --- small batches: the one-launch path against the split launches ---------
-
-
-def split_files(folder):
-    paths = []
-    for pattern in ("split*.json", "split*.json.xz", "split*.json.gz"):
-        paths += glob.glob(os.path.join(folder, pattern))
-    return sorted(paths)
-
-
-SPLIT_CALLS = (("qrita", "`sample_mask`"), ("qrita-sample", "`sample_tokens`"),
-               ("qrita-cand64", "`candidate_list` (C = 64)"))
-
-
-def small_batch_section(folder, results):
-    """The grid's small-batch cells against the same cells run with
-    Options::teams_per_row set to the teams the backend chose, which takes
-    the split launches (split*.json)."""
-    paths = split_files(folder)
-    if not paths:
-        return []
-    split, _ = load(paths)
-    out = ["## Small batches: one launch against the split launches", "",
-           "On CUDA a small batch's call is one launch in which every pass of a row's decision "
-           "runs on all the row's teams (docs/DESIGN.md, \"Small batches\"). The same cells run "
-           "with `Options::teams_per_row` set to the teams the backend chose take the split "
-           "launches instead (a scan, a gather, and the row's decision on its last team; "
-           "min-p rows (`t0.7-mp0.05-k50-p0.9`) one team per row), in the same run. Times in "
-           "us, the median and range over the cells; the ratio is the one launch's time over "
-           "the split launches'.", "",
-           "| call | B | cells | one launch (us) | split launches (us) | one launch / split |",
-           "|---|---|---|---|---|---|"]
-    for kind, what in SPLIT_CALLS:
-        for batch in sorted({k[4] for k in split if k[0] == kind}):
-            cells = [k for k in split if k[0] == kind and k[4] == batch and k in results]
-            if not cells:
-                continue
-            one = [results[k]["us"] for k in cells]
-            two = [split[k]["us"] for k in cells]
-            ratio = [results[k]["us"] / split[k]["us"] for k in cells]
-            out.append(f"| {what} | {batch} | {len(cells)} | {span(one, num)} | "
-                       f"{span(two, num)} | {span(ratio, fine)} |")
-    return out + [""]
 
 
 # --- the sharded calls ------------------------------------------------------
@@ -1054,10 +1005,6 @@ def keep(run_dir, dest):
     for src in peer_files(run_dir):
         stem = re.sub(r"\.(xz|gz)$", "", os.path.basename(src))
         files.append((src, stem, "perf/peers.py's JSON: the peers on the same grid and inputs"))
-    for src in split_files(run_dir):
-        stem = re.sub(r"\.(xz|gz)$", "", os.path.basename(src))
-        files.append((src, stem, "qrita_perf's JSON: small-batch cells with Options::teams_per_row\n"
-                                 "  set to the backend's choice (the split launches)"))
     if not any(stem == "perf.json" for _, stem, _ in files):
         sys.exit(f"perf_page: no perf.json in {run_dir}")
     # The sharded calls' data comes from a CPU run: kept unless the run

@@ -7,9 +7,8 @@
 // when split, launches qrita::split_deferred_finish after qrita::split_gather
 // (and qrita::split_deferred_plan before it where
 // LaunchArrangement::split_plans_apart; none after it where
-// LaunchArrangement::split_finish_in_gather); where
-// LaunchArrangement::digits, one qrita::digit_* launch instead of the split
-// ones, for calls without RowStats) inside one balanced region named after the call (also when the call throws);
+// LaunchArrangement::split_finish_in_gather)) inside
+// one balanced region named after the call (also when the call throws);
 // with a qrita::Workspace, no allocation or deallocation at all, qrita's or
 // Kokkos' own, and no fence inside a call (so it can be captured in a CUDA
 // graph). Kokkos sizes its own buffers (team scratch, reduction space) on a
@@ -18,8 +17,6 @@
 
 #include "support.hpp"
 #include "synthetic.hpp"
-
-#include <qrita/detail/launch.hpp>
 
 #include <random>
 #include <string>
@@ -138,14 +135,11 @@ TYPED_TEST(Profiling, OneLabelledKernelNoAllocationBalancedRegions) {
     // One kernel per call, or the two launches of a split call (small
     // batches on a device), each labelled qrita::<stage>.
     const std::vector<std::string> split = {"qrita::split_scan", "qrita::split_gather"};
-    const auto full   = qrita::detail::make_full_plan("qrita::plan", space, batch, vocab, opts);
-    const bool splits = full.plan.teams_per_row > 1;
+    const bool splits = qrita::plan(space, batch, vocab, opts).teams_per_row > 1;
     std::vector<std::string> expected;
     for (int call = 0; call < 3; ++call) {
       for (int with_ws = 0; with_ws < 3; ++with_ws) {
-        if (splits && full.launch.digits && with_ws < 2)  // the third has RowStats
-          expected.emplace_back("qrita::digit_mask");
-        else if (splits)
+        if (splits)
           expected.insert(expected.end(), split.begin(), split.end());
         else
           expected.emplace_back("qrita::sample_mask");
@@ -254,19 +248,12 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   std::vector<std::string> regions, kernels;
   // `second`: the sampler's and the list's second kernel (top-p rows too
   // wide for the tiers), launched by every such call with a workspace and
-  // p values, and by no other. `digits`: may it take the digit kernel (no
-  // RowStats; min-p rows too).
-  const auto call = [&](const char* name, bool split, auto const& f, bool second = true,
-                        bool digits = true) {
+  // p values, and by no other.
+  const auto call = [&](const char* name, bool split, auto const& f, bool second = true) {
     f();
     regions.emplace_back(name);
     const bool deferring = second && std::string(name) != "qrita::sample_mask";
-    const std::string n  = name;
-    if (splits && digits && layout.launch.digits) {
-      kernels.emplace_back(n == "qrita::sample_mask"     ? "qrita::digit_mask"
-                           : n == "qrita::sample_tokens" ? "qrita::digit_sample"
-                                                         : "qrita::digit_list");
-    } else if (splits && split) {
+    if (splits && split) {
       kernels.emplace_back("qrita::split_scan");
       if (deferring && layout.launch.split_plans_apart)
         kernels.emplace_back("qrita::split_deferred_plan");
@@ -281,9 +268,8 @@ TYPED_TEST(Profiling, SamplingCallsLabelledNoAllocationNoFence) {
   const auto all_calls = [&]() {
     call("qrita::sample_mask", true,
          [&] { qrita::sample_mask(space, logits, params, opts, ws); });
-    call(
-        "qrita::sample_mask", false,
-        [&] { qrita::sample_mask(space, half, with_min_p, opts, ws, stats); }, true, false);
+    call("qrita::sample_mask", false,
+         [&] { qrita::sample_mask(space, half, with_min_p, opts, ws, stats); });
     call("qrita::sample_tokens", true, [&] {
       qrita::sample_tokens(space, logits, params, seeds, offsets, tokens, opts, ws);
     });

@@ -3,13 +3,10 @@
 // whole vocabulary as the one shard): the same kept sets, tokens and lists
 // as the plain calls, bit for bit, on rows of every kind the definition
 // names, and arguments checked before anything is written. The MPI tests
-// (tests/sharded) run the same comparison on 1 to 4 ranks. The digit
-// kernel (kernels/digit_kernel.hpp), which runs the same steps with a row's
-// parts as the shards, is held to the same answers.
+// (tests/sharded) run the same comparison on 1 to 4 ranks.
 
 #include "support.hpp"
 
-#include <qrita/detail/launch.hpp>
 #include <qrita/sharded.hpp>
 
 #include <algorithm>
@@ -207,134 +204,6 @@ TYPED_TEST(Sharded, TopPCutsAtTheExactTotalWithinRounding) {
   qrita::candidate_list(space, d.logits, d.params, i1, p1, l1, n1);
   EXPECT_EQ(differing_words(on_host(n0), on_host(n1)), 0);
   EXPECT_EQ(differing_words(on_host(i0), on_host(i1)), 0);
-}
-
-// The digit kernel's launch for call M with S teams per row, over
-// `words` (the digit rows, zero); the arguments as the public calls set
-// them.
-template <qrita::detail::Mode M, class Exec, class T>
-void run_digits(Exec const& space, qrita::detail::Call<T> const& call, int S,
-                Kokkos::View<std::uint64_t*, typename Exec::memory_space> const& words) {
-  qrita::detail::FullPlan full;
-  full.plan.teams_per_row   = S;
-  full.plan.split_team_size = qrita::detail::Policy<Exec>::wide_batch_team_size;
-  full.digit_row_teams      = S;
-  qrita::detail::launch_digits<M>(space, call, full, words.data());
-}
-
-// Teams per row the digit kernel is run with here: one on host backends
-// (its barrier needs a row's teams to run at once, which only a GPU
-// promises), several on CUDA.
-template <class Exec>
-std::vector<int> digit_teams() {
-  if (qrita::detail::Policy<Exec>::split_fused_finish) return {1, 2, 7, 24};
-  return {1};
-}
-
-TYPED_TEST(Sharded, DigitKernelEqualsThePlainCalls) {
-  using Exec   = TypeParam;
-  using memory = typename Exec::memory_space;
-  using qrita::detail::Mode;
-  namespace qd = qrita::detail;
-  Exec space;
-  const int B = 8;
-  for (int V : {1, 7, 1000, 40000}) {
-    const Rows w = make_rows(B, V, std::uint64_t(V) + 17);
-    for (int S : digit_teams<Exec>()) {
-      if (S > 1 && V < 4 * S) continue;
-      const std::string at = "V = " + std::to_string(V) + ", S = " + std::to_string(S);
-      Kokkos::View<std::uint64_t*, memory> words(
-          "words", std::size_t(B) * std::size_t(qd::DigitLayout::words_per_row(S)));
-      const auto zero = [&]() {
-        const auto h = on_host(words);
-        for (std::size_t i = 0; i < h.size(); ++i)
-          if (h(i) != 0) return false;
-        return true;
-      };
-      Device<Exec> plain(w), mine(w);
-      qrita::sample_mask(space, plain.logits, plain.params);
-      {
-        auto call = qd::make_call(mine.logits);
-        qd::set_params("digits", call, mine.params);
-        run_digits<Mode::mask>(space, call, S, words);
-      }
-      EXPECT_EQ(differing_words(on_host(plain.logits), on_host(mine.logits)), 0) << at;
-      EXPECT_TRUE(zero()) << at;
-
-      const Device<Exec> d(w);
-      Kokkos::View<int*, memory> t0("t0", B), t1("t1", B);
-      qrita::sample_tokens(space, d.logits, d.params, d.seeds, d.offsets, t0);
-      {
-        auto call = qd::make_call(d.logits);
-        qd::set_params("digits", call, d.params);
-        qd::set_sample_outputs("digits", call, d.seeds, d.offsets, t1);
-        run_digits<Mode::sample>(space, call, S, words);
-      }
-      EXPECT_EQ(differing_words(on_host(t0), on_host(t1)), 0) << at;
-      EXPECT_TRUE(zero()) << at;
-
-      for (int C : {1, 9, 64}) {
-        if (C > V) continue;  // the plain list holds at most the row
-        Kokkos::View<int**, memory> i0("i0", B, C), i1("i1", B, C);
-        Kokkos::View<float**, memory> p0("p0", B, C), p1("p1", B, C), l0("l0", B, C),
-            l1("l1", B, C);
-        Kokkos::View<int*, memory> n0("n0", B), n1("n1", B);
-        qrita::candidate_list(space, d.logits, d.params, i0, p0, l0, n0);
-        {
-          auto call = qd::make_call(d.logits);
-          qd::set_params("digits", call, d.params);
-          qd::set_list_outputs("digits", call, i1, p1, l1, n1);
-          run_digits<Mode::candidates>(space, call, S, words);
-        }
-        const std::string list = at + ", C = " + std::to_string(C);
-        EXPECT_EQ(differing_words(on_host(i0), on_host(i1)), 0) << list;
-        EXPECT_EQ(differing_words(on_host(p0), on_host(p1)), 0) << list;
-        EXPECT_EQ(differing_words(on_host(l0), on_host(l1)), 0) << list;
-        EXPECT_EQ(differing_words(on_host(n0), on_host(n1)), 0) << list;
-        EXPECT_TRUE(zero()) << list;
-      }
-    }
-  }
-}
-
-// Through the public calls with a workspace, at the batches a GPU splits
-// (the digit kernel on CUDA), with one workspace for every batch, used
-// again and again: the plain calls' answers.
-TYPED_TEST(Sharded, SmallBatchesWithAWorkspaceEqualThePlainCalls) {
-  using Exec   = TypeParam;
-  using memory = typename Exec::memory_space;
-  Exec space;
-  const bool gpu = qrita::detail::Policy<Exec>::split_fused_finish;
-  const int V    = gpu ? 131072 : 4096;
-  const qrita::Workspace<Exec> ws(space, 64, V);
-  for (int round = 0; round < 2; ++round) {
-    for (int B : {1, 8, 64}) {
-      if (B == 64 && !gpu) continue;
-      const Rows w = make_rows(B, V, std::uint64_t(B) * 3 + std::uint64_t(round));
-      const std::string at = "B = " + std::to_string(B);
-      Device<Exec> plain(w), mine(w);
-      qrita::sample_mask(space, plain.logits, plain.params);
-      qrita::sample_mask(space, mine.logits, mine.params, qrita::Options{}, ws);
-      EXPECT_EQ(differing_words(on_host(plain.logits), on_host(mine.logits)), 0) << at;
-      const Device<Exec> d(w);
-      Kokkos::View<int*, memory> t0("t0", B), t1("t1", B);
-      qrita::sample_tokens(space, d.logits, d.params, d.seeds, d.offsets, t0);
-      qrita::sample_tokens(space, d.logits, d.params, d.seeds, d.offsets, t1, qrita::Options{},
-                           ws);
-      EXPECT_EQ(differing_words(on_host(t0), on_host(t1)), 0) << at;
-      const int C = 64;
-      Kokkos::View<int**, memory> i0("i0", B, C), i1("i1", B, C);
-      Kokkos::View<float**, memory> p0("p0", B, C), p1("p1", B, C), l0("l0", B, C),
-          l1("l1", B, C);
-      Kokkos::View<int*, memory> n0("n0", B), n1("n1", B);
-      qrita::candidate_list(space, d.logits, d.params, i0, p0, l0, n0);
-      qrita::candidate_list(space, d.logits, d.params, i1, p1, l1, n1, qrita::Options{}, ws);
-      EXPECT_EQ(differing_words(on_host(i0), on_host(i1)), 0) << at;
-      EXPECT_EQ(differing_words(on_host(p0), on_host(p1)), 0) << at;
-      EXPECT_EQ(differing_words(on_host(l0), on_host(l1)), 0) << at;
-      EXPECT_EQ(differing_words(on_host(n0), on_host(n1)), 0) << at;
-    }
-  }
 }
 
 TYPED_TEST(Sharded, BadArgumentsThrowBeforeAnythingIsWritten) {

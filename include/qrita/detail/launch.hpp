@@ -7,7 +7,6 @@
 // plan, and the launch. Views are reduced to pointers and strides here, so
 // the kernel is instantiated once per execution space.
 
-#include <qrita/detail/kernels/digit_kernel.hpp>
 #include <qrita/detail/kernels/row_kernel.hpp>
 #include <qrita/detail/kernels/split_kernel.hpp>
 #include <qrita/detail/policy.hpp>
@@ -137,11 +136,6 @@ struct LaunchArrangement {
   // for the row's cut there, instead of by a launch of their own
   // (qrita::split_deferred_finish).
   bool split_finish_in_gather = false;
-  // Split, where every split team runs at once (CUDA) and the backend chose
-  // the teams per row: the digit kernel (kernels/digit_kernel.hpp) instead
-  // of the split launches, for calls without RowStats and lists of at most
-  // DigitLayout::list_capacity.
-  bool digits = false;
 };
 
 // How a call is laid out: decided from the sizes and the options alone, so
@@ -150,12 +144,6 @@ struct FullPlan {
   LaunchPlan plan;
   SplitSizes split;
   LaunchArrangement launch;
-  // The digit kernel's words at the workspace's start (the other regions
-  // follow them): rows for the largest batch the backend splits, whatever
-  // this call's batch, so that no path writes there and they stay zero
-  // between calls.
-  std::size_t digit_bytes = 0;
-  int digit_row_teams     = 0;  // the teams per row the rows are laid out for
 };
 
 // The options and the vocabulary have been checked (check_options,
@@ -252,13 +240,6 @@ FullPlan make_full_plan(const char* call, ExecutionSpace const& space, std::int6
       P::split_fused_finish && plan.teams_per_row > 1 && !full.launch.split_plans_apart;
   if (full.split.rows > 0)
     plan.workspace_bytes = split_layout(plan, full.split).bytes;
-  if (P::split_fused_finish && opts.teams_per_row == 0 && full.split.max_teams_per_row > 1) {
-    const std::int64_t rows = full.split.resident_teams / P::split_min_teams;
-    full.digit_row_teams    = full.split.max_teams_per_row;
-    full.digit_bytes        = SplitLayout::align(DigitLayout::bytes(rows, full.digit_row_teams));
-    plan.workspace_bytes += full.digit_bytes;
-    full.launch.digits = plan.teams_per_row > 1 && !full.launch.split_plans_apart;
-  }
   // A record per row at the end, 16-byte aligned: the sampler's and the
   // list's deferred rows (defer, row/deferred.hpp; a byte, the flag, without a
   // histogram).
@@ -414,38 +395,6 @@ void launch_split(ExecutionSpace const& space, RowKernel<ExecutionSpace, T, M> c
   run("qrita::split_gather", sk, SplitGather{}, 64);
 }
 
-// The digit kernel's launch (kernels/digit_kernel.hpp): batch x S teams,
-// every one resident at once (LaunchArrangement::digits), under the split
-// launches' bounds.
-template <Mode M, class ExecutionSpace, class T>
-void launch_digits(ExecutionSpace const& space, Call<T> const& call, FullPlan const& full,
-                   void* words) {
-  using Kernel = DigitKernel<ExecutionSpace, T, M>;
-  using P      = Policy<ExecutionSpace>;
-  Kernel k;
-  k.call.logits           = call.logits;
-  k.call.batch            = call.batch;
-  k.call.width            = call.vocab;
-  k.call.row_stride       = call.row_stride;
-  k.call.first            = 0;
-  k.call.io               = call.io;
-  k.call.prm.vocab        = call.vocab;
-  k.call.prm.weight_scale = weight_scale_of(call.vocab);
-  k.words                 = static_cast<std::uint64_t*>(words);
-  k.lay.teams_per_row     = full.plan.teams_per_row;
-  k.lay.row_words         = DigitLayout::words_per_row(full.digit_row_teams);
-  static_assert(sizeof(Kernel) < 4096,
-                "qrita: the digit kernel must fit in a kernel argument (4 KiB)");
-  const int teams = int(call.batch) * full.plan.teams_per_row;
-  with_bounds<typename P::split_one_team_launch_bounds, typename P::split_launch_bounds>(
-      full.launch.split_one_team_per_multiprocessor, [&](auto bounds) {
-        auto policy = light_weight(Kokkos::TeamPolicy<ExecutionSpace, decltype(bounds)>(
-            space, teams, full.plan.split_team_size));
-        policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes()));
-        Kokkos::parallel_for(Kernel::label(), policy, k);
-      });
-}
-
 // The launches of one public call (M: which one, fixed at compile time, so
 // that a caller of sample_mask instantiates the mask's kernels alone), after
 // its arguments and options have been checked and its plan made.
@@ -468,18 +417,6 @@ void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
                      "for at least this batch and vocab)");
   }
 
-  // The regions after the digit kernel's words.
-  char* rest = ws.given && ws.data != nullptr ? static_cast<char*>(ws.data) + full.digit_bytes
-                                              : nullptr;
-  // (Compiled only where the backend can take it: Policy::split_fused_finish.)
-  if constexpr (Policy<ExecutionSpace>::split_fused_finish) {
-    if (full.launch.digits && ws.given && call.io.stats == nullptr &&
-        (M != Mode::candidates || call.io.list_size <= DigitLayout::list_capacity)) {
-      launch_digits<M>(space, call, full, ws.data);
-      return;
-    }
-  }
-
   Kernel kernel{{call.logits, call.io, KernelParams{}}};
   KernelParams& prm = kernel.call.prm;
   prm.batch         = call.batch;
@@ -495,8 +432,8 @@ void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
   if (plan.tier_capacity > 0) {
     // Values first, then columns, each tier_capacity per team.
     const std::size_t n = std::size_t(plan.league_size) * std::size_t(plan.tier_capacity);
-    prm.tier_values  = reinterpret_cast<float*>(rest);
-    prm.tier_columns = reinterpret_cast<int*>(rest + n * sizeof(float));
+    prm.tier_values  = static_cast<float*>(ws.data);
+    prm.tier_columns = reinterpret_cast<int*>(static_cast<char*>(ws.data) + n * sizeof(float));
   }
   // The sampler's and the list's deferred rows: only top-p rows whose
   // truncation missed can be deferred (plan_buckets, row/boundary.hpp), so a call
@@ -513,7 +450,7 @@ void launch(ExecutionSpace const& space, Call<T> const& call, FullPlan full,
   // Rows split across teams, except with min-p (whose count the deciding
   // team would have to take alone).
   if (plan.teams_per_row > 1 && call.io.min_p == nullptr) {
-    launch_split(space, kernel, full, rest);
+    launch_split(space, kernel, full, static_cast<char*>(ws.data));
     return;
   }
   // The sampler's unsplit kernel calls the search out of line where the

@@ -132,75 +132,23 @@ KOKKOS_INLINE_FUNCTION std::uint64_t goal_target(Goal g, ShardRow const& s, std:
   }
 }
 
-// The pieces of a pass's choice, shared by choose_digit (one thread per
-// row: the sharded calls) and choose_digit_team (a team per row: the digit
-// kernel, kernels/digit_kernel.hpp), so that both choose alike.
-
-// The region's partial group (`cut.keep` entries of `cut.key`), added to
-// the summed histogram once, where it lies in the pass's range.
-KOKKOS_INLINE_FUNCTION void add_partial_group(ShardRow const& s, std::uint64_t* counts,
-                                              std::uint64_t* weights, int pass) {
-  if (s.cut.keep > 0 && in_range(s.cut.key, s.prefix, pass)) {
-    const int b = digit_of(s.cut.key, pass);
-    counts[b] += s.cut.keep;
-    weights[b] += weight_type(s.cut.keep) * s.mass.unit(s.cut.key);
-  }
-}
-
-// The first pass: the region's totals (`n` entries weighing `w`) and the
-// target. Returns false where there is nothing to find (an empty list)
-// or the target keeps the whole region (top-k off where k is at least its
-// size): the select ends there.
-KOKKOS_INLINE_FUNCTION bool open_select(Goal g, ShardRow& s, std::uint64_t n, weight_type w,
-                                        int list_size) {
-  s.count  = n;
-  s.weight = w;
-  s.target = goal_target(g, s, n, w, list_size);
-  if (s.target == 0 || s.target > (by_count(g) ? n : w)) {
-    s.active = false;
-    s.found  = false;
-    return false;
-  }
-  s.prefix       = 0;
-  s.above        = 0;
-  s.above_weight = 0;
-  return true;
-}
-
-// The pass's digit `pick` (s.above and s.above_weight already hold the
-// buckets above it); after the last pass the boundary key is exact, and
-// the count or weight still needed says how many of its group the prefix
-// keeps. A filter select (top-k, top-p) makes its answer the row's region;
-// a draw or a list leaves the region and answers in `pick`.
-KOKKOS_INLINE_FUNCTION void close_digit(Goal g, ShardRow& s, int pick, int pass) {
-  s.prefix |= key_type(pick) << digit_shift(pass);
-  if (pass + 1 < digit_passes) return;
-  const bool count_goal    = by_count(g);
-  const key_type key       = s.prefix;
-  const weight_type unit   = s.mass.unit(key);
-  const std::uint64_t rest = count_goal ? s.target - s.above : s.target - s.above_weight;
-  const std::uint32_t keep =
-      count_goal ? std::uint32_t(rest) : std::uint32_t((rest + unit - 1) / unit);
-  s.active = false;
-  s.found  = true;
-  s.pick   = Cut{key, keep};
-  if (g == Goal::top_k || g == Goal::top_p) {
-    s.cut    = s.pick;
-    s.count  = s.above + keep;
-    s.weight = s.above_weight + weight_type(keep) * unit;
-  }
-}
-
 // After the reduction of pass `pass`: every rank picks the same digit from
 // the summed histogram `hist` of row s (which it may change: the region's
-// partial group is added to it), the bucket where the cumulative measure,
-// from the largest key down, first reaches the target.
+// partial group is added to it). The first pass also takes the region's
+// totals and the target; a target the region does not reach keeps the
+// whole region (top-k off where k is at least its size). A filter select
+// (top-k, top-p) makes its answer the row's region; a draw or a list
+// leaves the region and answers in `pick`.
 KOKKOS_INLINE_FUNCTION void choose_digit(Goal g, ShardRow& s, std::uint64_t* hist, int pass,
                                          int list_size) {
   if (!s.active) return;
   std::uint64_t* counts  = hist;
   std::uint64_t* weights = hist + buckets;
-  add_partial_group(s, counts, weights, pass);
+  if (s.cut.keep > 0 && in_range(s.cut.key, s.prefix, pass)) {
+    const int b = digit_of(s.cut.key, pass);
+    counts[b] += s.cut.keep;
+    weights[b] += weight_type(s.cut.keep) * s.mass.unit(s.cut.key);
+  }
   const bool count_goal = by_count(g);
   if (pass == 0) {
     std::uint64_t n = 0;
@@ -209,7 +157,18 @@ KOKKOS_INLINE_FUNCTION void choose_digit(Goal g, ShardRow& s, std::uint64_t* his
       n += counts[b];
       w += weights[b];
     }
-    if (!open_select(g, s, n, w, list_size)) return;
+    s.count        = n;
+    s.weight       = w;
+    s.target       = goal_target(g, s, n, w, list_size);
+    if (s.target == 0 || s.target > (count_goal ? n : w)) {
+      // Nothing to find (an empty list), or the whole region.
+      s.active = false;
+      s.found  = false;
+      return;
+    }
+    s.prefix       = 0;
+    s.above        = 0;
+    s.above_weight = 0;
   }
   int pick = 0;
   for (int b = buckets - 1; b >= 0; --b) {
@@ -222,7 +181,22 @@ KOKKOS_INLINE_FUNCTION void choose_digit(Goal g, ShardRow& s, std::uint64_t* his
     s.above += counts[b];
     s.above_weight += weights[b];
   }
-  close_digit(g, s, pick, pass);
+  s.prefix |= key_type(pick) << digit_shift(pass);
+  if (pass + 1 < digit_passes) return;
+  // The boundary key is exact: how many of its group the prefix needs.
+  const key_type key      = s.prefix;
+  const weight_type unit  = s.mass.unit(key);
+  const std::uint64_t rest = count_goal ? s.target - s.above : s.target - s.above_weight;
+  const std::uint32_t keep =
+      count_goal ? std::uint32_t(rest) : std::uint32_t((rest + unit - 1) / unit);
+  s.active = false;
+  s.found  = true;
+  s.pick   = Cut{key, keep};
+  if (g == Goal::top_k || g == Goal::top_p) {
+    s.cut    = s.pick;
+    s.count  = s.above + keep;
+    s.weight = s.above_weight + weight_type(keep) * unit;
+  }
 }
 
 // Starts a select on every row that takes part in it.

@@ -128,27 +128,22 @@ KOKKOS_INLINE_FUNCTION key_type min_p_floor(double c, key_type top) {
   return lo;
 }
 
-// Row r's state once its largest key `top` is known: the filters, the
-// weights, and min-p as the region's floor.
-template <class CallT>
-KOKKOS_INLINE_FUNCTION ShardRow setup_row(CallT const& call, std::int64_t r, key_type top) {
-  ShardRow s;
-  s.f                  = read_filters(call, r);
-  s.max_key            = top;
-  s.mass               = MassMeasure{key_value(s.max_key), call.prm.weight_scale, s.f.inv_t};
-  const bool candidate = s.max_key > neg_inf_key;
-  s.write              = candidate && s.f.any();
-  s.cut                = Cut{neg_inf_key, 0};
-  if (candidate && s.f.minp)
-    s.cut.key = min_p_floor(min_p_cut(s.f, key_value(s.max_key)), s.max_key) - 1;
-  return s;
-}
-
 template <class Space, class T, Mode M>
 void row_setup(Space const& space, ShardCall<T, M> const& call, Buffers const& b) {
   Kokkos::parallel_for(
       "qrita::sharded_setup", RowRange<Space>(space, 0, call.batch),
-      KOKKOS_LAMBDA(std::int64_t r) { b.rows[r] = setup_row(call, r, key_type(b.row_word[r])); });
+      KOKKOS_LAMBDA(std::int64_t r) {
+        ShardRow s;
+        s.f       = read_filters(call, r);
+        s.max_key = key_type(b.row_word[r]);
+        s.mass    = MassMeasure{key_value(s.max_key), call.prm.weight_scale, s.f.inv_t};
+        const bool candidate = s.max_key > neg_inf_key;
+        s.write              = candidate && s.f.any();
+        s.cut                = Cut{neg_inf_key, 0};
+        if (candidate && s.f.minp)
+          s.cut.key = min_p_floor(min_p_cut(s.f, key_value(s.max_key)), s.max_key) - 1;
+        b.rows[r] = s;
+      });
 }
 
 template <class Space, class T, Mode M, class Comm>
@@ -189,34 +184,6 @@ void select(Space const& space, Comm const& comm, ShardCall<T, M> const& call, B
   }
 }
 
-// The entries of `row` (`width` of them) whose key is `key`, on every
-// thread of the team.
-template <class Member, class T>
-KOKKOS_INLINE_FUNCTION std::uint64_t count_members(Member const& team, const T* row, int width,
-                                                   key_type key) {
-  const RowSource<T> src{row, width};
-  std::uint64_t n = 0;
-  team_reduce(
-      team, width,
-      [&](int i, std::uint64_t& acc) { acc += order_key(src[i]) == key ? 1u : 0u; },
-      Kokkos::Sum<std::uint64_t>(n));
-  return n;
-}
-
-// Calls found(i) on the one thread that meets the `local`-th entry (from
-// 0, by column) of `row` whose key is `key`, i its column.
-template <class Member, class T, class Found>
-KOKKOS_INLINE_FUNCTION void find_member(Member const& team, const T* row, int width, key_type key,
-                                        std::uint32_t local, Found const& found) {
-  const RowSource<T> src{row, width};
-  Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, width),
-                        [&](int i, std::uint32_t& rank, bool final) {
-                          const bool member = order_key(src[i]) == key;
-                          if (final && member && rank == local) found(i);
-                          if (member) rank += 1;
-                        });
-}
-
 // This shard's members of each row's boundary key (the region's cut for
 // the mask, the pick for a draw or a list), gathered from every rank.
 template <class Space, class T, Mode M, class Comm>
@@ -228,7 +195,12 @@ void count_ties(Space const& space, Comm const& comm, ShardCall<T, M> const& cal
         const std::int64_t r = team.league_rank();
         ShardRow const& s    = b.rows[r];
         const key_type key   = M == Mode::mask ? s.cut.key : s.pick.key;
-        const std::uint64_t n = count_members(team, call.row(r), call.width, key);
+        const RowSource<T> src{call.row(r), call.width};
+        std::uint64_t n = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, call.width),
+            [&](int i, std::uint64_t& acc) { acc += order_key(src[i]) == key ? 1u : 0u; },
+            Kokkos::Sum<std::uint64_t>(n));
         Kokkos::single(Kokkos::PerTeam(team), [&]() { b.ties[r] = n; });
       });
   comm.allgather(space, b.ties, b.ties_all, std::size_t(call.batch));
@@ -278,8 +250,16 @@ void pick_token(Space const& space, Comm const& comm, ShardCall<T, Mode::sample>
         const std::uint64_t mine   = b.ties[r];
         const std::uint64_t n      = std::uint64_t(s.pick.keep) - 1;  // the member drawn
         if (n < before || n >= before + mine) return;
-        find_member(team, call.row(r), call.width, s.pick.key, std::uint32_t(n - before),
-                    [&](int i) { b.row_word[r] = std::uint64_t(call.first + i + 1); });
+        const std::uint32_t local = std::uint32_t(n - before);
+        const RowSource<T> src{call.row(r), call.width};
+        const key_type key = s.pick.key;
+        Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, call.width),
+                              [&](int i, std::uint32_t& rank, bool final) {
+                                const bool member = order_key(src[i]) == key;
+                                if (final && member && rank == local)
+                                  b.row_word[r] = std::uint64_t(call.first + i + 1);
+                                if (member) rank += 1;
+                              });
       });
   comm.allreduce_max(space, b.row_word, std::size_t(call.batch));
   Kokkos::parallel_for(
