@@ -21,6 +21,7 @@
 // sharded::Workspace on a stream-ordered communicator (NCCL) can be
 // captured in a CUDA graph.
 
+#include <qrita/detail/policy.hpp>
 #include <qrita/detail/resolve_ties.hpp>
 #include <qrita/detail/row/filters.hpp>
 #include <qrita/detail/row/list.hpp>
@@ -74,6 +75,16 @@ using TeamPolicyOf = Kokkos::TeamPolicy<Space>;
 template <class Space>
 using Member = typename TeamPolicyOf<Space>::member_type;
 
+// A team per row. Device teams have a power-of-two size, which Kokkos'
+// team scans on CUDA require (Kokkos::AUTO may choose another).
+template <class Space>
+TeamPolicyOf<Space> row_teams(Space const& space, std::int64_t batch) {
+  if constexpr (Policy<Space>::runs_on_host)
+    return TeamPolicyOf<Space>(space, int(batch), Kokkos::AUTO);
+  else
+    return TeamPolicyOf<Space>(space, int(batch), Policy<Space>::wide_batch_team_size);
+}
+
 // The members of a row's boundary group in the shards before this one.
 KOKKOS_INLINE_FUNCTION std::uint64_t ties_before(Buffers const& b, std::int64_t batch,
                                                  std::int64_t r) {
@@ -91,13 +102,33 @@ KOKKOS_INLINE_FUNCTION std::uint64_t list_word(key_type key, std::int64_t column
 KOKKOS_INLINE_FUNCTION key_type word_key(std::uint64_t w) { return key_type(w >> 32); }
 KOKKOS_INLINE_FUNCTION int word_column(std::uint64_t w) { return int(~std::uint32_t(w)); }
 
+// The scan that places a shard's listed entries in column order: every key
+// above the pick's `key`, then the first `keep` members of `key`. Its
+// value counts the members of `key` (low half) and the keys above it (high
+// half), so that an entry's step does not depend on the entries before it:
+// a GPU's team scan calls the step with zero, not with the running value
+// (Kokkos' TeamThreadRange parallel_scan).
+KOKKOS_INLINE_FUNCTION std::uint64_t list_scan_step(key_type k, key_type key) {
+  return k == key ? std::uint64_t(1) : k > key ? std::uint64_t(1) << 32 : std::uint64_t(0);
+}
+// With the scan's value before the entry (`before`): whether it is listed,
+KOKKOS_INLINE_FUNCTION bool is_listed(key_type k, key_type key, std::uint64_t before,
+                                      std::uint32_t keep) {
+  return k > key || (k == key && std::uint32_t(before) < keep);
+}
+// and the listed entries before it (after the last entry: the count).
+KOKKOS_INLINE_FUNCTION std::uint64_t list_place(std::uint64_t before, std::uint32_t keep) {
+  const std::uint32_t members = std::uint32_t(before);
+  return (before >> 32) + (members < keep ? members : keep);
+}
+
 // ------------------------------------------------------------ the steps
 
 template <class Space, class T, Mode M, class Comm>
 void row_maximum(Space const& space, Comm const& comm, ShardCall<T, M> const& call,
                  Buffers const& b) {
   Kokkos::parallel_for(
-      "qrita::sharded_maximum", TeamPolicyOf<Space>(space, int(call.batch), Kokkos::AUTO),
+      "qrita::sharded_maximum", row_teams(space, call.batch),
       KOKKOS_LAMBDA(Member<Space> const& team) {
         const std::int64_t r = team.league_rank();
         const RowSource<T> src{call.row(r), call.width};
@@ -159,7 +190,7 @@ void select(Space const& space, Comm const& comm, ShardCall<T, M> const& call, B
   for (int pass = 0; pass < digit_passes; ++pass) {
     Kokkos::parallel_for(
         "qrita::sharded_histogram",
-        TeamPolicyOf<Space>(space, int(call.batch), Kokkos::AUTO)
+        row_teams(space, call.batch)
             .set_scratch_size(0, Kokkos::PerTeam(scratch)),
         KOKKOS_LAMBDA(Member<Space> const& team) {
           const std::int64_t r = team.league_rank();
@@ -190,7 +221,7 @@ template <class Space, class T, Mode M, class Comm>
 void count_ties(Space const& space, Comm const& comm, ShardCall<T, M> const& call,
                 Buffers const& b) {
   Kokkos::parallel_for(
-      "qrita::sharded_ties", TeamPolicyOf<Space>(space, int(call.batch), Kokkos::AUTO),
+      "qrita::sharded_ties", row_teams(space, call.batch),
       KOKKOS_LAMBDA(Member<Space> const& team) {
         const std::int64_t r = team.league_rank();
         ShardRow const& s    = b.rows[r];
@@ -218,7 +249,7 @@ KOKKOS_INLINE_FUNCTION std::uint32_t shard_keep(std::uint64_t keep, std::uint64_
 template <class Space, class T>
 void write_mask(Space const& space, ShardCall<T, Mode::mask> const& call, Buffers const& b) {
   Kokkos::parallel_for(
-      "qrita::sharded_write_mask", TeamPolicyOf<Space>(space, int(call.batch), Kokkos::AUTO),
+      "qrita::sharded_write_mask", row_teams(space, call.batch),
       KOKKOS_LAMBDA(Member<Space> const& team) {
         const std::int64_t r = team.league_rank();
         ShardRow const& s    = b.rows[r];
@@ -239,7 +270,7 @@ template <class Space, class T, class Comm>
 void pick_token(Space const& space, Comm const& comm, ShardCall<T, Mode::sample> const& call,
                 Buffers const& b) {
   Kokkos::parallel_for(
-      "qrita::sharded_pick", TeamPolicyOf<Space>(space, int(call.batch), Kokkos::AUTO),
+      "qrita::sharded_pick", row_teams(space, call.batch),
       KOKKOS_LAMBDA(Member<Space> const& team) {
         const std::int64_t r = team.league_rank();
         ShardRow const& s    = b.rows[r];
@@ -282,7 +313,7 @@ void gather_list(Space const& space, Comm const& comm,
   const int scratch = int(Scratch::shmem_size(std::size_t(C + 1)));
   Kokkos::parallel_for(
       "qrita::sharded_list_entries",
-      TeamPolicyOf<Space>(space, int(call.batch), Kokkos::AUTO)
+      row_teams(space, call.batch)
           .set_scratch_size(0, Kokkos::PerTeam(scratch)),
       KOKKOS_LAMBDA(Member<Space> const& team) {
         const std::int64_t r = team.league_rank();
@@ -296,23 +327,18 @@ void gather_list(Space const& space, Comm const& comm,
         const RowSource<T> src{call.row(r), call.width};
         const key_type key = s.pick.key;
         const std::int64_t first = call.first;
-        // Placed in column order: the low half of the scan counts the
-        // members of the pick's key, the high half the entries listed.
-        // w(C) gets their count.
+        // Placed in column order (list_place); w(C) gets their count.
         Kokkos::single(Kokkos::PerTeam(team), [&]() { w(C) = 0; });
         team.team_barrier();
         const int width = call.width;
         Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, width),
                               [&](int i, std::uint64_t& acc, bool final) {
-                                const key_type k  = order_key(src[i]);
-                                const bool member = k == key;
-                                const bool listed =
-                                    k > key || (member && std::uint32_t(acc) < keep);
-                                const int at = int(acc >> 32);
-                                if (final && listed && at < C) w(at) = list_word(k, first + i);
-                                acc += (member ? 1u : 0u) +
-                                       (listed ? std::uint64_t(1) << 32 : 0u);
-                                if (final && i == width - 1) w(C) = acc >> 32;
+                                const key_type k       = order_key(src[i]);
+                                const std::uint64_t at = list_place(acc, keep);
+                                if (final && is_listed(k, key, acc, keep) && at < std::uint64_t(C))
+                                  w(int(at)) = list_word(k, first + i);
+                                acc += list_scan_step(k, key);
+                                if (final && i == width - 1) w(C) = list_place(acc, keep);
                               });
         team.team_barrier();
         const int m = int(w(C) < std::uint64_t(C) ? w(C) : std::uint64_t(C));
@@ -337,7 +363,7 @@ void write_list(Space const& space, ShardCall<T, Mode::candidates> const& call,
   const int C = b.list_capacity;
   const std::int64_t batch = call.batch;
   Kokkos::parallel_for(
-      "qrita::sharded_write_list", TeamPolicyOf<Space>(space, int(batch), Kokkos::AUTO),
+      "qrita::sharded_write_list", row_teams(space, batch),
       KOKKOS_LAMBDA(Member<Space> const& team) {
         const std::int64_t r = team.league_rank();
         ShardRow const& s    = b.rows[r];
