@@ -206,6 +206,47 @@ TYPED_TEST(Sharded, TopPCutsAtTheExactTotalWithinRounding) {
   EXPECT_EQ(differing_words(on_host(i0), on_host(i1)), 0);
 }
 
+// The list's placement scan as a GPU team runs it (Kokkos'
+// TeamThreadRange parallel_scan on CUDA and HIP): each entry's step is
+// taken on its own, the team adds the steps up, and only the final call
+// sees the sum of the steps before it. The places must be those of one
+// pass in column order over the definition: every key above the
+// boundary's, then its first `keep` members. Few distinct keys, so the
+// boundary key has many members and most rows keep only some of them.
+TEST(ShardedListScan, PlacesAsOnePassInColumnOrder) {
+  namespace qs = qrita::detail::shard;
+  using key_type = qrita::detail::key_type;
+  std::mt19937 gen(20261207u);
+  for (int trial = 0; trial < 500; ++trial) {
+    const int width = 1 + int(gen() % 300u);
+    std::vector<key_type> keys(std::size_t(width), 0);
+    for (auto& k : keys) k = key_type(1000u + gen() % 6u);
+    const key_type key = key_type(1000u + gen() % 6u);
+    const auto members = std::uint32_t(std::count(keys.begin(), keys.end(), key));
+    const std::uint32_t keep = std::uint32_t(gen() % (members + 1u));
+    std::vector<int> expected;
+    std::uint32_t seen = 0;
+    for (int i = 0; i < width; ++i) {
+      const key_type k = keys[std::size_t(i)];
+      if (k > key || (k == key && seen++ < keep)) expected.push_back(i);
+    }
+    std::vector<int> placed(expected.size(), -1);
+    std::uint64_t before = 0;  // the sum of the steps before entry i
+    for (int i = 0; i < width; ++i) {
+      const key_type k = keys[std::size_t(i)];
+      if (qs::is_listed(k, key, before, keep)) {
+        const std::uint64_t at = qs::list_place(before, keep);
+        ASSERT_LT(at, placed.size()) << "trial " << trial << ", column " << i;
+        ASSERT_EQ(placed[std::size_t(at)], -1) << "trial " << trial << ", column " << i;
+        placed[std::size_t(at)] = i;
+      }
+      before += qs::list_scan_step(k, key);
+    }
+    EXPECT_EQ(placed, expected) << "trial " << trial;
+    EXPECT_EQ(qs::list_place(before, keep), expected.size()) << "trial " << trial;
+  }
+}
+
 TYPED_TEST(Sharded, BadArgumentsThrowBeforeAnythingIsWritten) {
   using Exec = TypeParam;
   Exec space;
