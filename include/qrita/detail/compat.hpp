@@ -121,6 +121,17 @@ KOKKOS_FORCEINLINE_FUNCTION void scratch_atomic_add(std::uint32_t* p, std::uint3
 #endif
 }
 
+// Adds v to a 64-bit word. Kokkos 3.4's CUDA atomics add unsigned long
+// long natively, but std::uint64_t is unsigned long on LP64 Linux, which
+// they add by a compare-and-swap loop: slow where many threads add to one
+// word (a shard histogram's first digit holds the sign and the exponent,
+// so nearly every entry of a row falls in one or two buckets).
+KOKKOS_FORCEINLINE_FUNCTION void atomic_add_u64(std::uint64_t* p, std::uint64_t v) {
+  static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t),
+                "qrita: atomic_add_u64 adds through unsigned long long");
+  Kokkos::atomic_add(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+
 // A launch policy with Kokkos' "light weight" hint. On CUDA (and HIP) the
 // functor then travels as a kernel argument (it must stay under 4 KiB).
 // Without the hint Kokkos copies a functor of more than 512 bytes to

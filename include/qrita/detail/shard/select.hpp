@@ -24,6 +24,7 @@
 // members weigh the same), so no rank needs to know which of its own
 // members are in it.
 
+#include <qrita/detail/compat.hpp>
 #include <qrita/detail/keys.hpp>
 #include <qrita/detail/philox.hpp>
 #include <qrita/detail/pivot_search.hpp>
@@ -99,18 +100,6 @@ KOKKOS_INLINE_FUNCTION int digit_of(key_type key, int pass) {
   return int((key >> digit_shift(pass)) & key_type(buckets - 1));
 }
 
-// Adds v to a histogram's word as unsigned long long: Kokkos 3.4's CUDA
-// atomics add that type natively, but std::uint64_t is unsigned long on
-// LP64 Linux, which they add by a compare-and-swap loop; where nearly every
-// key of a pass falls in one or two buckets (the first digit holds the
-// sign and the exponent), those loops serialize the team.
-KOKKOS_INLINE_FUNCTION void add_to(std::uint64_t* word, std::uint64_t v) {
-  static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t),
-                "qrita: the histograms' words are 64-bit");
-  Kokkos::atomic_add(reinterpret_cast<unsigned long long*>(word),
-                     static_cast<unsigned long long>(v));
-}
-
 // One pass's histogram of a shard row: `hist` (histogram_words, zeroed by
 // the caller) gets the count and weight of each bucket of the entries in
 // the row's region (keys above cut.key: the partial group is the
@@ -127,8 +116,8 @@ KOKKOS_INLINE_FUNCTION void histogram_shard(Member const& team, const T* row, in
     const key_type key = order_key(z);
     if (!(key > floor) || !in_range(key, prefix, pass)) return;
     const int b = digit_of(key, pass);
-    add_to(&hist[b], 1);
-    add_to(&hist[buckets + b], std::uint64_t(mass(z)));
+    atomic_add_u64(&hist[b], 1);
+    atomic_add_u64(&hist[buckets + b], std::uint64_t(mass(z)));
   });
 }
 
