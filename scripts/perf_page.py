@@ -538,8 +538,17 @@ def targets(results):
     reasons = {
         1: "a small batch leaves most multiprocessors idle, and a row's decision is a chain of "
            "dependent team steps: the split row's scan and gather launches, then the boundary's "
-           "search and cut on the row's last team alone; a path that runs every pass of the "
-           "decision on all of a row's teams is not built",
+           "search and cut on the row's last team alone. Kernel by kernel (Nsight Compute, "
+           "each kernel alone, H100, 2026-12-07, commit 1dfc95d): on randn rows, k = 10, "
+           "V = 262144, "
+           "`qrita::split_scan` (64 teams, 4096 entries each) takes 50-52 us and "
+           "`qrita::split_gather` 12 us, where a copy of the row takes 8 us, launch "
+           "included; serving k = 50, p = 0.9, "
+           "V = 128256: 65 and 9 us; temp2 p = 0.7, V = 262144 (a miss): 52 and 54 us. "
+           "A path that runs every pass of the decision on all of a row's teams is not "
+           "built: each pass needs a barrier across the row's teams and the call a launch, "
+           "whose costs on this GPU (DESIGN.md, small batches) exceed the target for "
+           "top-k with top-p",
         64: "two passes: each row is split across a few teams and decided in two dependent "
             "launches (scan, then gather) against a copy of tens of us; " + more,
         1024: "two passes move the copy's bytes, and the reads' per-entry work (histogram, "
