@@ -21,6 +21,7 @@
 // sharded::Workspace on a stream-ordered communicator (NCCL) can be
 // captured in a CUDA graph.
 
+#include <qrita/detail/compat.hpp>
 #include <qrita/detail/policy.hpp>
 #include <qrita/detail/resolve_ties.hpp>
 #include <qrita/detail/row/filters.hpp>
@@ -133,8 +134,8 @@ void row_maximum(Space const& space, Comm const& comm, ShardCall<T, M> const& ca
         const std::int64_t r = team.league_rank();
         const RowSource<T> src{call.row(r), call.width};
         key_type top = neg_inf_key;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, call.width),
+        team_reduce(
+            team, call.width,
             [&](int i, key_type& m) {
               const key_type k = order_key(src[i]);
               m                = k > m ? k : m;
@@ -228,8 +229,8 @@ void count_ties(Space const& space, Comm const& comm, ShardCall<T, M> const& cal
         const key_type key   = M == Mode::mask ? s.cut.key : s.pick.key;
         const RowSource<T> src{call.row(r), call.width};
         std::uint64_t n = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, call.width),
+        team_reduce(
+            team, call.width,
             [&](int i, std::uint64_t& acc) { acc += order_key(src[i]) == key ? 1u : 0u; },
             Kokkos::Sum<std::uint64_t>(n));
         Kokkos::single(Kokkos::PerTeam(team), [&]() { b.ties[r] = n; });
